@@ -1,0 +1,65 @@
+package io.paddock;
+
+import io.paddock.spi.PaddockProvider;
+
+import java.util.List;
+import java.util.ServiceLoader;
+
+/**
+ * The entry point: creates, finds and lists sandboxes. The same interface whether the engine runs in this
+ * JVM ({@link #local()}) or in a Paddock daemon, so code moves from one to the other unchanged.
+ *
+ * <pre>{@code
+ * try (Paddock paddock = Paddock.local();
+ *      Sandbox sb = paddock.create(SandboxSpec.builder().memory(ByteSize.mib(256)).build())) {
+ *     ExecResult r = sb.exec("python3", "-c", "print(6*7)");
+ * }
+ * }</pre>
+ *
+ * <p>Closing an embedded {@code Paddock} destroys the sandboxes it created.
+ */
+public interface Paddock extends AutoCloseable {
+
+    /** Creates a sandbox and returns once its init answers. */
+    Sandbox create(SandboxSpec spec);
+
+    /** The sandbox with this id; {@code NOT_FOUND} if there is none. */
+    Sandbox get(SandboxId id);
+
+    default Sandbox get(String id) {
+        return get(SandboxId.parse(id));
+    }
+
+    /** The live sandbox with this name; {@code NOT_FOUND} if there is none. */
+    Sandbox getByName(String name);
+
+    /** Snapshots of the sandboxes matching the query, oldest first. */
+    List<SandboxInfo> list(SandboxQuery query);
+
+    default List<SandboxInfo> list() {
+        return list(SandboxQuery.all());
+    }
+
+    @Override
+    void close();
+
+    /** Starts the embedded engine with default options (needs root and runc on this host). */
+    static Paddock local() {
+        return local(LocalOptions.defaults());
+    }
+
+    static Paddock local(LocalOptions options) {
+        return provider("local").local(options);
+    }
+
+    private static PaddockProvider provider(String kind) {
+        for (PaddockProvider p : ServiceLoader.load(PaddockProvider.class, Paddock.class.getClassLoader())) {
+            if (p.kind().equals(kind)) {
+                return p;
+            }
+        }
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "no Paddock " + kind + " provider on the class path;"
+                + ("local".equals(kind) ? " add the io.paddock:paddock-engine dependency"
+                        : " add the io.paddock:paddock-client dependency"));
+    }
+}

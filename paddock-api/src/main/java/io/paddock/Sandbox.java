@@ -1,0 +1,58 @@
+package io.paddock;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * A live handle on one sandbox. Thread-safe: many commands and file operations may run at once.
+ *
+ * <p>{@link #close()} destroys the sandbox, so that try-with-resources leaves nothing behind.
+ */
+public interface Sandbox extends AutoCloseable {
+    SandboxId id();
+
+    Optional<String> name();
+
+    Map<String, String> labels();
+
+    /** A fresh snapshot of the sandbox's state. */
+    SandboxInfo info();
+
+    default SandboxState state() {
+        return info().state();
+    }
+
+    /** Runs a command to its end and returns its exit status and captured output. */
+    default ExecResult exec(String... argv) {
+        return exec(ExecRequest.of(argv));
+    }
+
+    /** Runs a command to its end and returns its exit status and captured output (each capped). */
+    ExecResult exec(ExecRequest request);
+
+    /** Starts a command and returns at once with its live streams. */
+    ExecProcess start(ExecRequest request);
+
+    SandboxFiles files();
+
+    /** The entrypoint's output so far (empty when the sandbox has no entrypoint). */
+    SandboxLogs logs();
+
+    /** Waits until the sandbox has stopped (for example, its entrypoint exited); returns its final info. */
+    Optional<SandboxInfo> awaitStop(Duration timeout);
+
+    /** Moves the lifetime deadline to {@code fromNow} from now. */
+    void setTimeout(Duration fromNow);
+
+    /**
+     * Destroys the sandbox: kills every process and removes every host resource. Idempotent: destroying a
+     * stopped sandbox succeeds.
+     */
+    void destroy();
+
+    @Override
+    default void close() {
+        destroy();
+    }
+}

@@ -1,0 +1,37 @@
+package io.paddock;
+
+import java.time.Instant;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * A snapshot of a sandbox's identity and state.
+ *
+ * @param id             the sandbox id
+ * @param name           its name, unique among live sandboxes
+ * @param labels         its labels
+ * @param state          its lifecycle state at the time of the snapshot
+ * @param stopReason     why it stopped, once it is stopping or stopped
+ * @param createdAt      when it was created
+ * @param expiresAt      when its lifetime timeout destroys it
+ * @param image          its image reference
+ * @param runtime        the isolation tier running it, for example {@code runc}
+ * @param entrypointExit the entrypoint's exit status, once it has exited
+ */
+public record SandboxInfo(SandboxId id, Optional<String> name, Map<String, String> labels, SandboxState state,
+                          Optional<StopReason> stopReason, Instant createdAt, Instant expiresAt, String image,
+                          String runtime, Optional<ExitStatus> entrypointExit) {
+    public SandboxInfo {
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(name, "name");
+        labels = Map.copyOf(labels);
+        Objects.requireNonNull(state, "state");
+        Objects.requireNonNull(stopReason, "stopReason");
+        Objects.requireNonNull(createdAt, "createdAt");
+        Objects.requireNonNull(expiresAt, "expiresAt");
+        Objects.requireNonNull(image, "image");
+        Objects.requireNonNull(runtime, "runtime");
+        Objects.requireNonNull(entrypointExit, "entrypointExit");
+    }
+}

@@ -1,0 +1,326 @@
+package io.paddock;
+
+import io.paddock.internal.Validate;
+
+import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * What a sandbox is made of: its image, entrypoint, environment, identity and limits. Immutable and
+ * thread-safe; build one with {@link #builder()} and derive variants with {@link #toBuilder()}.
+ *
+ * <p>Every limit has a secure default, so {@code SandboxSpec.builder().build()} is a valid sandbox: the
+ * {@code host} image, 512 MiB of memory, one CPU, 256 processes, 1 GiB of writable space, 1024 open files,
+ * no network and a five-minute lifetime.
+ *
+ * <p>Secrets are given to every process as environment variables, like {@link #env()}, but their values
+ * never appear in {@link #toString()}, logs or error messages.
+ */
+public final class SandboxSpec {
+    public static final String DEFAULT_IMAGE = "host";
+    public static final String DEFAULT_WORKDIR = "/workspace";
+    public static final ByteSize DEFAULT_MEMORY = ByteSize.mib(512);
+    public static final double DEFAULT_CPUS = 1.0;
+    public static final int DEFAULT_PIDS = 256;
+    public static final ByteSize DEFAULT_DISK = ByteSize.gib(1);
+    public static final int DEFAULT_OPEN_FILES = 1024;
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
+
+    public static final ByteSize MIN_MEMORY = ByteSize.mib(16);
+    public static final ByteSize MIN_DISK = ByteSize.mib(1);
+    public static final Duration MAX_TIMEOUT = Duration.ofDays(7);
+
+    private final String image;
+    private final List<String> entrypoint;
+    private final Map<String, String> env;
+    private final Map<String, String> secrets;
+    private final String workdir;
+    private final String name;
+    private final Map<String, String> labels;
+    private final ByteSize memory;
+    private final double cpus;
+    private final int pids;
+    private final ByteSize disk;
+    private final int openFiles;
+    private final NetworkMode network;
+    private final Duration timeout;
+
+    private SandboxSpec(Builder b) {
+        this.image = b.image;
+        this.entrypoint = List.copyOf(b.entrypoint);
+        this.env = Collections.unmodifiableMap(new LinkedHashMap<>(b.env));
+        this.secrets = Collections.unmodifiableMap(new LinkedHashMap<>(b.secrets));
+        this.workdir = b.workdir;
+        this.name = b.name;
+        this.labels = Collections.unmodifiableMap(new LinkedHashMap<>(b.labels));
+        this.memory = b.memory;
+        this.cpus = b.cpus;
+        this.pids = b.pids;
+        this.disk = b.disk;
+        this.openFiles = b.openFiles;
+        this.network = b.network;
+        this.timeout = b.timeout;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.image = image;
+        b.entrypoint = entrypoint;
+        b.env.putAll(env);
+        b.secrets.putAll(secrets);
+        b.workdir = workdir;
+        b.name = name;
+        b.labels.putAll(labels);
+        b.memory = memory;
+        b.cpus = cpus;
+        b.pids = pids;
+        b.disk = disk;
+        b.openFiles = openFiles;
+        b.network = network;
+        b.timeout = timeout;
+        return b;
+    }
+
+    /** The image reference; {@code host} is the host's {@code /usr} read-only with a generated {@code /etc}. */
+    public String image() {
+        return image;
+    }
+
+    /** A command that runs for the sandbox's life; empty for none. When it exits, the sandbox stops. */
+    public List<String> entrypoint() {
+        return entrypoint;
+    }
+
+    public Map<String, String> env() {
+        return env;
+    }
+
+    /** Secret variables; their values are never logged or echoed. */
+    public Map<String, String> secrets() {
+        return secrets;
+    }
+
+    public String workdir() {
+        return workdir;
+    }
+
+    public Optional<String> name() {
+        return Optional.ofNullable(name);
+    }
+
+    public Map<String, String> labels() {
+        return labels;
+    }
+
+    public ByteSize memory() {
+        return memory;
+    }
+
+    public double cpus() {
+        return cpus;
+    }
+
+    public int pids() {
+        return pids;
+    }
+
+    /** The size of the writable area ({@code /workspace} and {@code /tmp} each). */
+    public ByteSize disk() {
+        return disk;
+    }
+
+    public int openFiles() {
+        return openFiles;
+    }
+
+    public NetworkMode network() {
+        return network;
+    }
+
+    public Duration timeout() {
+        return timeout;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        if (!(o instanceof SandboxSpec s)) {
+            return false;
+        }
+        return image.equals(s.image) && entrypoint.equals(s.entrypoint) && env.equals(s.env)
+                && secrets.equals(s.secrets) && workdir.equals(s.workdir) && Objects.equals(name, s.name)
+                && labels.equals(s.labels) && memory.equals(s.memory) && Double.compare(cpus, s.cpus) == 0
+                && pids == s.pids && disk.equals(s.disk) && openFiles == s.openFiles && network == s.network
+                && timeout.equals(s.timeout);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(image, entrypoint, env, secrets, workdir, name, labels, memory, cpus, pids, disk,
+                openFiles, network, timeout);
+    }
+
+    @Override
+    public String toString() {
+        return "SandboxSpec{image=" + image + ", name=" + name + ", labels=" + labels + ", entrypoint=" + entrypoint
+                + ", env=" + env.keySet() + ", secrets=" + secrets.keySet() + " (values redacted), workdir=" + workdir
+                + ", memory=" + memory + ", cpus=" + cpus + ", pids=" + pids + ", disk=" + disk
+                + ", openFiles=" + openFiles + ", network=" + network + ", timeout=" + timeout + "}";
+    }
+
+    /** Builds a {@link SandboxSpec}; every setter validates at once and names the field it rejects. */
+    public static final class Builder {
+        private String image = DEFAULT_IMAGE;
+        private List<String> entrypoint = List.of();
+        private final Map<String, String> env = new LinkedHashMap<>();
+        private final Map<String, String> secrets = new LinkedHashMap<>();
+        private String workdir = DEFAULT_WORKDIR;
+        private String name;
+        private final Map<String, String> labels = new LinkedHashMap<>();
+        private ByteSize memory = DEFAULT_MEMORY;
+        private double cpus = DEFAULT_CPUS;
+        private int pids = DEFAULT_PIDS;
+        private ByteSize disk = DEFAULT_DISK;
+        private int openFiles = DEFAULT_OPEN_FILES;
+        private NetworkMode network = NetworkMode.NONE;
+        private Duration timeout = DEFAULT_TIMEOUT;
+
+        private Builder() {
+        }
+
+        public Builder image(String image) {
+            if (image == null || image.isBlank() || image.length() > 512 || image.chars().anyMatch(c -> c < 0x21)) {
+                throw SandboxException.invalid("image", "'" + Validate.shorten(image) + "' is not an image reference");
+            }
+            this.image = image;
+            return this;
+        }
+
+        public Builder entrypoint(String... argv) {
+            return entrypoint(List.of(argv));
+        }
+
+        public Builder entrypoint(List<String> argv) {
+            List<String> copy = List.copyOf(Objects.requireNonNull(argv, "entrypoint"));
+            if (!copy.isEmpty()) {
+                Validate.argv("entrypoint", copy);
+            }
+            this.entrypoint = copy;
+            return this;
+        }
+
+        public Builder env(String key, String value) {
+            Validate.env("env", Map.of(Validate.envKey("env", key), Objects.requireNonNull(value, "value")));
+            env.put(key, value);
+            Validate.env("env", env);
+            return this;
+        }
+
+        public Builder env(Map<String, String> vars) {
+            vars.forEach(this::env);
+            return this;
+        }
+
+        public Builder secret(String key, String value) {
+            Validate.envKey("secrets", key);
+            if (value == null || value.indexOf('\0') >= 0) {
+                throw SandboxException.invalid("secrets", "secret " + key + " has no value or contains a NUL byte");
+            }
+            secrets.put(key, value);
+            return this;
+        }
+
+        public Builder secrets(Map<String, String> vars) {
+            vars.forEach(this::secret);
+            return this;
+        }
+
+        public Builder workdir(String dir) {
+            this.workdir = Validate.absoluteDir("workdir", dir);
+            return this;
+        }
+
+        public Builder name(String name) {
+            this.name = name == null ? null : Validate.name("name", name);
+            return this;
+        }
+
+        public Builder label(String key, String value) {
+            Validate.label("labels", key, value);
+            labels.put(key, value);
+            Validate.labels("labels", labels);
+            return this;
+        }
+
+        public Builder labels(Map<String, String> all) {
+            all.forEach(this::label);
+            return this;
+        }
+
+        public Builder memory(ByteSize memory) {
+            if (memory == null || memory.compareTo(MIN_MEMORY) < 0) {
+                throw SandboxException.invalid("memory", "must be at least " + MIN_MEMORY + ", got " + memory);
+            }
+            this.memory = memory;
+            return this;
+        }
+
+        public Builder cpus(double cpus) {
+            if (!(cpus >= 0.01 && cpus <= 1024)) {
+                throw SandboxException.invalid("cpus", "must be between 0.01 and 1024, got " + cpus);
+            }
+            this.cpus = cpus;
+            return this;
+        }
+
+        public Builder pids(int pids) {
+            if (pids < 8 || pids > 1_000_000) {
+                throw SandboxException.invalid("pids", "must be between 8 and 1000000, got " + pids);
+            }
+            this.pids = pids;
+            return this;
+        }
+
+        public Builder disk(ByteSize disk) {
+            if (disk == null || disk.compareTo(MIN_DISK) < 0) {
+                throw SandboxException.invalid("disk", "must be at least " + MIN_DISK + ", got " + disk);
+            }
+            this.disk = disk;
+            return this;
+        }
+
+        public Builder openFiles(int openFiles) {
+            if (openFiles < 16 || openFiles > 1 << 20) {
+                throw SandboxException.invalid("openFiles", "must be between 16 and 1048576, got " + openFiles);
+            }
+            this.openFiles = openFiles;
+            return this;
+        }
+
+        public Builder network(NetworkMode network) {
+            this.network = Objects.requireNonNull(network, "network");
+            return this;
+        }
+
+        public Builder timeout(Duration timeout) {
+            if (timeout == null || timeout.compareTo(Duration.ofSeconds(1)) < 0 || timeout.compareTo(MAX_TIMEOUT) > 0) {
+                throw SandboxException.invalid("timeout", "must be between 1s and " + MAX_TIMEOUT.toDays()
+                        + " days, got " + timeout);
+            }
+            this.timeout = timeout;
+            return this;
+        }
+
+        public SandboxSpec build() {
+            return new SandboxSpec(this);
+        }
+    }
+}
