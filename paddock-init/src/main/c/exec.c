@@ -1,0 +1,1043 @@
+/* Execs: one shim per command, stdio pumping with windows and caps, timeouts and tree kills.
+ *
+ * Process layout of one exec:
+ *
+ *   init (PID 1) --fork--> shim (subreaper, still root in the userns) --fork--> command (dropped)
+ *
+ * The shim exists so that every orphaned descendant of the command is reparented to it, not to the init:
+ * the init then knows which exec a process belongs to (the tree under the shim), and the kernel keeps
+ * doing the bookkeeping for us. The shim reports over a private pipe with fixed-size records, each one
+ * write() of less than PIPE_BUF, so records arrive whole. */
+#include "init.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { REC_SPAWNED = 1, REC_EXIT = 2, REC_FAILED = 3 };
+
+struct shim_rec {
+    int32_t type;
+    int32_t pid;
+    int32_t status; /* wait status (REC_EXIT) or errno (REC_FAILED) */
+    int32_t pad;
+    int64_t utime_us, stime_us, maxrss_kb;
+    char msg[200];
+};
+
+struct exec {
+    struct exec *next;
+    uint32_t id;
+    pid_t shim_pid;
+    int shim_alive;
+    pid_t pid;                 /* the command, 0 until SPAWNED */
+    int status_fd;             /* shim -> init records */
+    struct shim_rec rec;       /* partial record being read */
+    size_t rec_len;
+
+    int stdin_fd;              /* write end of the command's stdin pipe, -1 if none/closed */
+    struct buf stdin_buf;      /* at most STDIN_WINDOW bytes */
+    int stdin_close_req;
+
+    int out_fd[2];             /* read ends of stdout/stderr, -1 at EOF */
+    uint64_t out_win[2];
+    uint64_t out_cap[2];
+    uint64_t out_sent[2];
+    int out_trunc[2];
+
+    uint64_t start_ns;
+    uint64_t timeout_at;       /* CLOCK_MONOTONIC ns, 0 = none */
+    int pending_signal;        /* scope-0 signal asked for before the pid was known */
+
+    int main_exited;
+    int kind;
+    int32_t code;
+    int64_t utime_us, stime_us, maxrss_kb;
+    char msg[200];
+    int timed_out;
+    int killed;
+    int ended;                 /* EXIT sent */
+    int released;              /* the engine forgot it: free once ended, without EXIT */
+};
+
+static struct exec *execs;
+static int n_live;    /* not ended */
+static int n_records; /* all */
+
+static struct exec *find(uint32_t id)
+{
+    for (struct exec *e = execs; e; e = e->next)
+        if (e->id == id)
+            return e;
+    return NULL;
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0) {
+        close(*fd);
+        *fd = -1;
+    }
+}
+
+static void exec_free(struct exec *e)
+{
+    struct exec **pp = &execs;
+    while (*pp && *pp != e)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = e->next;
+    close_fd(&e->status_fd);
+    close_fd(&e->stdin_fd);
+    close_fd(&e->out_fd[0]);
+    close_fd(&e->out_fd[1]);
+    buf_free(&e->stdin_buf);
+    if (!e->ended)
+        n_live--;
+    n_records--;
+    free(e);
+}
+
+/* ---------------------------------------------------------------- tree kill */
+
+struct procent {
+    pid_t pid, ppid;
+    char state;
+    char mark;
+};
+
+/* Reads /proc/<pid>/stat: "pid (comm) state ppid ...". comm may hold spaces and ')', so parse from the
+ * last ')'. */
+static int read_stat(const char *name, struct procent *pe)
+{
+    char path[64], b[512];
+    snprintf(path, sizeof(path), "/proc/%s/stat", name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, b, sizeof(b) - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    b[n] = 0;
+    char *rp = strrchr(b, ')');
+    if (!rp || rp[1] != ' ' || !rp[2])
+        return -1;
+    pe->pid = (pid_t)atoi(b);
+    pe->state = rp[2];
+    pe->ppid = (pid_t)atoi(rp + 3);
+    pe->mark = 0;
+    return 0;
+}
+
+/* One pass: SIGKILLs every live descendant of root; returns how many were alive. */
+static int kill_pass(pid_t root)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    size_t cap = 1024, n = 0;
+    struct procent *ps = malloc(cap * sizeof(*ps));
+    struct dirent *de;
+    while (ps && (de = readdir(d)) != NULL) {
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        if (n == cap) {
+            if (cap >= (1u << 22))
+                break; /* a bound, far above any pids limit */
+            struct procent *np = realloc(ps, cap * 2 * sizeof(*ps));
+            if (!np)
+                break;
+            ps = np;
+            cap *= 2;
+        }
+        if (read_stat(de->d_name, &ps[n]) == 0)
+            n++;
+    }
+    closedir(d);
+    if (!ps)
+        return 0;
+    /* Mark descendants until a fixed point: parents may have higher pids than children after pid
+     * wrap-around, so a single ordered pass is not enough. */
+    int changed = 1;
+    while (changed) {
+        changed = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (ps[i].mark || ps[i].pid == root)
+                continue;
+            if (ps[i].ppid == root) {
+                ps[i].mark = 1;
+                changed = 1;
+                continue;
+            }
+            for (size_t j = 0; j < n; j++) {
+                if (ps[j].mark && ps[j].pid == ps[i].ppid) {
+                    ps[i].mark = 1;
+                    changed = 1;
+                    break;
+                }
+            }
+        }
+    }
+    int alive = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!ps[i].mark || ps[i].state == 'Z' || ps[i].state == 'X')
+            continue;
+        alive++;
+        kill(ps[i].pid, SIGKILL);
+    }
+    free(ps);
+    return alive;
+}
+
+void kill_tree(pid_t root)
+{
+    /* Killed processes take a moment to turn into zombies and a process in the middle of fork() may
+     * produce a child after our scan: repeat until a pass finds nothing alive, at most ~0.5 s. */
+    for (int i = 0; i < 250; i++) {
+        if (kill_pass(root) == 0)
+            return;
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    logmsg("kill_tree(%d): processes still alive after 250 passes", (int)root);
+}
+
+void exec_kill_all(void)
+{
+    for (struct exec *e = execs; e; e = e->next) {
+        if (e->shim_alive) {
+            kill_tree(e->shim_pid);
+            kill(e->shim_pid, SIGKILL);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- EXIT */
+
+static void maybe_end(struct exec *e)
+{
+    if (e->ended || !e->main_exited || e->out_fd[0] >= 0 || e->out_fd[1] >= 0)
+        return;
+    e->ended = 1;
+    n_live--;
+    close_fd(&e->stdin_fd);
+    buf_free(&e->stdin_buf);
+    close_fd(&e->status_fd);
+    if (e->released) {
+        exec_free(e);
+        return;
+    }
+    uint32_t flags = 0;
+    if (e->timed_out)
+        flags |= EXITF_TIMED_OUT;
+    if (e->out_trunc[0])
+        flags |= EXITF_STDOUT_TRUNC;
+    if (e->out_trunc[1])
+        flags |= EXITF_STDERR_TRUNC;
+    if (e->killed)
+        flags |= EXITF_KILLED;
+    struct msg m;
+    msg_begin(&m, &g.out, R_EXIT, e->id);
+    msg_u8(&m, (uint8_t)e->kind);
+    msg_u32(&m, (uint32_t)e->code);
+    msg_u32(&m, flags);
+    msg_u64(&m, now_ns() - e->start_ns);
+    msg_u64(&m, (uint64_t)e->utime_us);
+    msg_u64(&m, (uint64_t)e->stime_us);
+    msg_u64(&m, (uint64_t)e->maxrss_kb);
+    msg_bytes(&m, e->msg, strlen(e->msg));
+    if (msg_end(&m) < 0)
+        logmsg("exec %u: EXIT dropped (output queue full)", e->id);
+}
+
+/* The command never started: report it without a shim (bad request, fork failure). */
+static void fail_now(uint32_t id, int err, const char *what)
+{
+    struct msg m;
+    msg_begin(&m, &g.out, R_EXIT, id);
+    msg_u8(&m, EXIT_FAILED_TO_START);
+    msg_u32(&m, (uint32_t)err);
+    msg_u32(&m, 0);
+    msg_u64(&m, 0);
+    msg_u64(&m, 0);
+    msg_u64(&m, 0);
+    msg_u64(&m, 0);
+    char b[256];
+    snprintf(b, sizeof(b), "%s: %s", what, strerror(err));
+    msg_bytes(&m, b, strlen(b));
+    msg_end(&m);
+}
+
+void exec_spawn_too_big(uint32_t chan)
+{
+    fail_now(chan, E2BIG, "spawn request too large");
+}
+
+/* ---------------------------------------------------------------- the command and its shim */
+
+struct spawn_req {
+    uint32_t flags, uid, gid;
+    uint64_t timeout_ms;
+    uint64_t cap[2];
+    uint32_t win[2];
+    char *cwd;
+    char **argv;
+    char **envp;
+    uint32_t n_rlim;
+    struct { uint32_t res; struct rlimit lim; } *rlim;
+};
+
+static void spawn_req_free(struct spawn_req *s)
+{
+    if (s->argv)
+        for (char **a = s->argv; *a; a++)
+            free(*a);
+    if (s->envp)
+        for (char **a = s->envp; *a; a++)
+            free(*a);
+    free(s->argv);
+    free(s->envp);
+    free(s->cwd);
+    free(s->rlim);
+}
+
+/* A wire str as a C string; fails on embedded NUL (it cannot be passed to execve). */
+static char *rd_cstr(struct rd *r)
+{
+    uint32_t n;
+    const uint8_t *p = rd_bytes(r, &n);
+    if (r->err || memchr(p, 0, n))
+        return NULL;
+    char *s = malloc((size_t)n + 1);
+    if (!s)
+        return NULL;
+    memcpy(s, p, n);
+    s[n] = 0;
+    return s;
+}
+
+static char **rd_cstrlist(struct rd *r, int need_one)
+{
+    uint32_t count = rd_u32(r);
+    /* Each entry takes at least 4 bytes on the wire: this bounds the allocation by the message size. */
+    if (r->err || count > rd_left(r) / 4 || (need_one && count == 0))
+        return NULL;
+    char **v = calloc((size_t)count + 1, sizeof(char *));
+    if (!v)
+        return NULL;
+    for (uint32_t i = 0; i < count; i++) {
+        v[i] = rd_cstr(r);
+        if (!v[i]) {
+            for (uint32_t j = 0; j < i; j++)
+                free(v[j]);
+            free(v);
+            return NULL;
+        }
+    }
+    return v;
+}
+
+static int parse_spawn(struct spawn_req *s, const uint8_t *p, size_t n)
+{
+    struct rd r;
+    rd_init(&r, p, n);
+    memset(s, 0, sizeof(*s));
+    s->flags = rd_u32(&r);
+    s->uid = rd_u32(&r);
+    s->gid = rd_u32(&r);
+    s->timeout_ms = rd_u64(&r);
+    s->cap[0] = rd_u64(&r);
+    s->cap[1] = rd_u64(&r);
+    s->win[0] = rd_u32(&r);
+    s->win[1] = rd_u32(&r);
+    if (r.err)
+        return -1;
+    s->cwd = rd_cstr(&r);
+    if (!s->cwd || s->cwd[0] != '/')
+        return -1;
+    s->argv = rd_cstrlist(&r, 1);
+    if (!s->argv || !s->argv[0][0])
+        return -1;
+    s->envp = rd_cstrlist(&r, 0);
+    if (!s->envp)
+        return -1;
+    s->n_rlim = rd_u32(&r);
+    if (r.err || s->n_rlim > 64 || (size_t)s->n_rlim * 20 > rd_left(&r))
+        return -1;
+    s->rlim = calloc(s->n_rlim ? s->n_rlim : 1, sizeof(*s->rlim));
+    if (!s->rlim)
+        return -1;
+    for (uint32_t i = 0; i < s->n_rlim; i++) {
+        s->rlim[i].res = rd_u32(&r);
+        uint64_t soft = rd_u64(&r), hard = rd_u64(&r);
+        s->rlim[i].lim.rlim_cur = soft == U64_NONE ? RLIM_INFINITY : (rlim_t)soft;
+        s->rlim[i].lim.rlim_max = hard == U64_NONE ? RLIM_INFINITY : (rlim_t)hard;
+    }
+    if (r.err)
+        return -1;
+    /* uid/gid (u32)-1 would mean "unchanged" to setresuid: refuse it. */
+    if (s->uid == UINT32_MAX || s->gid == UINT32_MAX)
+        return -1;
+    return 0;
+}
+
+static void close_from(int lo, int hi_incl)
+{
+    if (lo > hi_incl)
+        return;
+    if (syscall(SYS_close_range, (unsigned)lo, (unsigned)hi_incl, 0) == 0)
+        return;
+    int max = (int)sysconf(_SC_OPEN_MAX);
+    if (max < 0 || max > 65536)
+        max = 65536;
+    for (int fd = lo; fd <= hi_incl && fd < max; fd++)
+        close(fd);
+}
+
+struct cap_hdr { uint32_t version; int pid; };
+struct cap_data { uint32_t effective, permitted, inheritable; };
+
+static void child_fail(int errfd, int err, const char *step, const char *arg)
+{
+    struct shim_rec r;
+    memset(&r, 0, sizeof(r));
+    r.type = REC_FAILED;
+    r.status = err;
+    if (arg)
+        snprintf(r.msg, sizeof(r.msg), "%s %s: %s", step, arg, strerror(err));
+    else
+        snprintf(r.msg, sizeof(r.msg), "%s", strerror(err));
+    ssize_t w = write(errfd, &r, sizeof(r));
+    (void)w;
+    _exit(127);
+}
+
+/* execvp with PATH taken from the command's environment, not from ours. */
+static void exec_search(char **argv, char **envp, int errfd)
+{
+    const char *file = argv[0];
+    if (strchr(file, '/')) {
+        execve(file, argv, envp);
+        child_fail(errfd, errno, "exec", NULL);
+    }
+    const char *path = "/usr/local/bin:/usr/bin:/bin";
+    for (char **e = envp; *e; e++)
+        if (strncmp(*e, "PATH=", 5) == 0)
+            path = *e + 5;
+    int err = ENOENT, seen_eacces = 0;
+    size_t flen = strlen(file);
+    char full[4096];
+    for (const char *p = path;; p++) {
+        const char *q = strchrnul(p, ':');
+        size_t dlen = (size_t)(q - p);
+        if (dlen + flen + 2 <= sizeof(full)) {
+            memcpy(full, p, dlen);
+            size_t off = dlen;
+            if (dlen == 0)
+                full[off++] = '.';
+            full[off++] = '/';
+            memcpy(full + off, file, flen + 1);
+            execve(full, argv, envp);
+            switch (errno) {
+            case EACCES:
+                seen_eacces = 1;
+                /* fall through */
+            case ENOENT:
+            case ENOTDIR:
+            case ELOOP:
+            case ENAMETOOLONG:
+                break;
+            default:
+                err = errno;
+                child_fail(errfd, err, "exec", NULL);
+            }
+        }
+        if (!*q)
+            break;
+        p = q;
+    }
+    child_fail(errfd, seen_eacces ? EACCES : err, "exec", NULL);
+}
+
+/* In the command: fd 0..2 are its stdio, errfd reports a failure before exec. Never returns. */
+static void run_command(struct spawn_req *s, int errfd)
+{
+    for (int sig = 1; sig < 65; sig++)
+        signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    if (setsid() < 0)
+        child_fail(errfd, errno, "setsid", NULL);
+    close_from(3, errfd - 1);
+    close_from(errfd + 1, INT32_MAX);
+    for (uint32_t i = 0; i < s->n_rlim; i++)
+        if (setrlimit((int)s->rlim[i].res, &s->rlim[i].lim) < 0)
+            child_fail(errfd, errno, "setrlimit", NULL);
+    int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (oom >= 0) {
+        ssize_t w = write(oom, "1000", 4);
+        (void)w;
+        close(oom);
+    }
+    for (int cap = 0; cap < 64; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+            child_fail(errfd, errno, "drop capabilities", NULL);
+    if (setgroups(0, NULL) < 0)
+        child_fail(errfd, errno, "setgroups", NULL);
+    if (setresgid(s->gid, s->gid, s->gid) < 0)
+        child_fail(errfd, errno, "setresgid", NULL);
+    if (setresuid(s->uid, s->uid, s->uid) < 0)
+        child_fail(errfd, errno, "setresuid", NULL);
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    /* With uid 0 the caps would survive setresuid; clear them (inheritable too) explicitly. */
+    struct cap_hdr h = {0x20080522, 0};
+    struct cap_data d[2];
+    memset(d, 0, sizeof(d));
+    if (syscall(SYS_capset, &h, d) < 0)
+        child_fail(errfd, errno, "drop capabilities", NULL);
+    /* chdir after the uid switch: the command may only start where its user may go. */
+    if (chdir(s->cwd) < 0)
+        child_fail(errfd, errno, "chdir", s->cwd);
+    exec_search(s->argv, s->envp, errfd);
+}
+
+static void shim_write(const struct shim_rec *r)
+{
+    ssize_t w;
+    do
+        w = write(3, r, sizeof(*r));
+    while (w < 0 && errno == EINTR);
+}
+
+/* In the shim: fd 0..2 are the command's stdio, fd 3 the report pipe, fd 4 the log. Never returns. */
+static void run_shim(struct spawn_req *s)
+{
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    int errp[2];
+    struct shim_rec r;
+    memset(&r, 0, sizeof(r));
+    if (pipe2(errp, O_CLOEXEC) < 0) {
+        r.type = REC_FAILED;
+        r.status = errno;
+        snprintf(r.msg, sizeof(r.msg), "pipe: %s", strerror(errno));
+        shim_write(&r);
+        _exit(1);
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        r.type = REC_FAILED;
+        r.status = errno;
+        snprintf(r.msg, sizeof(r.msg), "fork: %s", strerror(errno));
+        shim_write(&r);
+        _exit(1);
+    }
+    if (pid == 0) {
+        close(errp[0]);
+        run_command(s, errp[1]);
+    }
+    close(errp[1]);
+    /* The shim must not hold the command's pipes, or stdout would never reach end of file. */
+    close(0);
+    close(1);
+    close(2);
+    struct shim_rec fr;
+    ssize_t n;
+    do
+        n = read(errp[0], &fr, sizeof(fr));
+    while (n < 0 && errno == EINTR);
+    close(errp[0]);
+    int failed = n == (ssize_t)sizeof(fr);
+    if (!failed) {
+        r.type = REC_SPAWNED;
+        r.pid = pid;
+        shim_write(&r);
+    }
+    for (;;) {
+        int st;
+        struct rusage ru;
+        pid_t w = wait4(-1, &st, 0, &ru);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            break; /* ECHILD: every descendant is gone */
+        }
+        if (w != pid)
+            continue;
+        if (failed) {
+            fr.type = REC_FAILED;
+            fr.pid = pid;
+            shim_write(&fr);
+        } else {
+            memset(&r, 0, sizeof(r));
+            r.type = REC_EXIT;
+            r.pid = pid;
+            r.status = st;
+            r.utime_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec;
+            r.stime_us = (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
+            r.maxrss_kb = ru.ru_maxrss;
+            shim_write(&r);
+        }
+    }
+    _exit(0);
+}
+
+void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
+{
+    if (id == 0) {
+        logmsg("SPAWN on channel 0 ignored");
+        return;
+    }
+    if (find(id)) {
+        logmsg("SPAWN: exec %u already exists, ignored", id);
+        return;
+    }
+    if (n_live >= MAX_EXECS) {
+        fail_now(id, EAGAIN, "too many running commands");
+        return;
+    }
+    /* Forget the oldest ended-but-unreleased execs rather than growing without bound. */
+    while (n_records >= MAX_EXEC_RECORDS) {
+        struct exec *victim = NULL;
+        for (struct exec *e = execs; e; e = e->next)
+            if (e->ended)
+                victim = e; /* new execs are pushed at the head: the last one is the oldest */
+        if (!victim)
+            break;
+        exec_free(victim);
+    }
+    struct spawn_req s;
+    if (parse_spawn(&s, p, n) < 0) {
+        spawn_req_free(&s);
+        fail_now(id, EINVAL, "malformed spawn request");
+        return;
+    }
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, st[2] = {-1, -1};
+    int ok = 1;
+    if (s.flags & SPAWN_STDIN_PIPE) {
+        ok = pipe2(in, O_CLOEXEC) == 0;
+    } else {
+        in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (in[0] < 0 && pipe2(in, O_CLOEXEC) == 0)
+            close_fd(&in[1]); /* no /dev/null: an empty pipe reads the same */
+        ok = in[0] >= 0;
+    }
+    ok = ok && pipe2(out, O_CLOEXEC) == 0 && pipe2(err, O_CLOEXEC) == 0 && pipe2(st, O_CLOEXEC) == 0;
+    struct exec *e = ok ? calloc(1, sizeof(*e)) : NULL;
+    if (!e) {
+        int saved = errno ? errno : ENOMEM;
+        for (int i = 0; i < 2; i++) {
+            close_fd(&in[i]);
+            close_fd(&out[i]);
+            close_fd(&err[i]);
+            close_fd(&st[i]);
+        }
+        spawn_req_free(&s);
+        fail_now(id, saved, "spawn");
+        return;
+    }
+    e->start_ns = now_ns();
+    pid_t shim = fork();
+    if (shim == 0) {
+        /* Put the shim's fds in place: copies above 10 first, so that dup2 never clobbers a source. */
+        int src[5] = {in[0], out[1], err[1], st[1], 2};
+        int tmp[5];
+        for (int i = 0; i < 5; i++) {
+            tmp[i] = fcntl(src[i], F_DUPFD, 10);
+            if (tmp[i] < 0)
+                _exit(126);
+        }
+        for (int i = 0; i < 5; i++)
+            if (dup2(tmp[i], i) < 0)
+                _exit(126);
+        close_from(5, INT32_MAX);
+        run_shim(&s);
+    }
+    int fork_errno = errno;
+    close_fd(&in[0]);
+    close_fd(&out[1]);
+    close_fd(&err[1]);
+    close_fd(&st[1]);
+    if (shim < 0) {
+        close_fd(&in[1]);
+        close_fd(&out[0]);
+        close_fd(&err[0]);
+        close_fd(&st[0]);
+        free(e);
+        fail_now(id, fork_errno, "fork");
+        spawn_req_free(&s);
+        return;
+    }
+    e->id = id;
+    e->shim_pid = shim;
+    e->shim_alive = 1;
+    e->status_fd = st[0];
+    e->stdin_fd = in[1];
+    buf_init(&e->stdin_buf, STDIN_WINDOW);
+    e->out_fd[0] = out[0];
+    e->out_fd[1] = err[0];
+    for (int i = 0; i < 2; i++) {
+        e->out_win[i] = s.win[i];
+        e->out_cap[i] = s.cap[i];
+    }
+    if (s.timeout_ms) {
+        uint64_t t = s.timeout_ms > UINT64_MAX / 2000000 ? UINT64_MAX / 2 : s.timeout_ms * 1000000;
+        e->timeout_at = e->start_ns + t;
+    }
+    int fds[] = {e->status_fd, e->stdin_fd, e->out_fd[0], e->out_fd[1]};
+    for (int i = 0; i < 4; i++)
+        if (fds[i] >= 0)
+            fcntl(fds[i], F_SETFL, O_NONBLOCK);
+    e->next = execs;
+    execs = e;
+    n_live++;
+    n_records++;
+    spawn_req_free(&s);
+}
+
+/* ---------------------------------------------------------------- shim reports */
+
+static void on_record(struct exec *e, const struct shim_rec *r)
+{
+    switch (r->type) {
+    case REC_SPAWNED: {
+        e->pid = r->pid;
+        struct msg m;
+        msg_begin(&m, &g.out, R_SPAWNED, e->id);
+        msg_u32(&m, (uint32_t)r->pid);
+        msg_u32(&m, e->stdin_fd >= 0 ? STDIN_WINDOW : 0);
+        msg_end(&m);
+        if (e->killed)
+            kill_tree(e->shim_pid);
+        else if (e->pending_signal)
+            kill(-e->pid, e->pending_signal);
+        break;
+    }
+    case REC_EXIT:
+        e->main_exited = 1;
+        if (WIFSIGNALED(r->status)) {
+            e->kind = EXIT_SIGNALED;
+            e->code = WTERMSIG(r->status);
+        } else {
+            e->kind = EXIT_EXITED;
+            e->code = WEXITSTATUS(r->status);
+        }
+        e->utime_us = r->utime_us;
+        e->stime_us = r->stime_us;
+        e->maxrss_kb = r->maxrss_kb;
+        break;
+    case REC_FAILED:
+        e->main_exited = 1;
+        e->kind = EXIT_FAILED_TO_START;
+        e->code = r->status;
+        memcpy(e->msg, r->msg, sizeof(e->msg));
+        e->msg[sizeof(e->msg) - 1] = 0;
+        break;
+    default:
+        logmsg("exec %u: unknown shim record %d", e->id, (int)r->type);
+    }
+}
+
+static void read_status(struct exec *e)
+{
+    for (;;) {
+        ssize_t n = read(e->status_fd, (char *)&e->rec + e->rec_len, sizeof(e->rec) - e->rec_len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return;
+        if (n <= 0) {
+            close_fd(&e->status_fd);
+            if (!e->main_exited) {
+                /* The shim died without a report (killed from outside): say so rather than hang. */
+                e->main_exited = 1;
+                if (e->pid == 0) {
+                    e->kind = EXIT_FAILED_TO_START;
+                    e->code = EIO;
+                    snprintf(e->msg, sizeof(e->msg), "the exec's shim process died");
+                } else {
+                    e->kind = EXIT_SIGNALED;
+                    e->code = SIGKILL;
+                }
+            }
+            maybe_end(e);
+            return;
+        }
+        e->rec_len += (size_t)n;
+        if (e->rec_len == sizeof(e->rec)) {
+            e->rec_len = 0;
+            on_record(e, &e->rec);
+            if (e->main_exited) {
+                close_fd(&e->status_fd);
+                maybe_end(e);
+                return;
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- stdio */
+
+static uint8_t scratch[64 * 1024];
+
+static void read_output(struct exec *e, int i)
+{
+    int fd = e->out_fd[i];
+    ssize_t n;
+    if (e->out_sent[i] >= e->out_cap[i]) {
+        /* Past the cap: read and discard so that the command is not blocked. */
+        n = read(fd, scratch, sizeof(scratch));
+        if (n > 0)
+            e->out_trunc[i] = 1;
+    } else {
+        uint64_t want = e->out_win[i];
+        if (want > CHUNK)
+            want = CHUNK;
+        if (want == 0)
+            return;
+        struct msg m;
+        msg_begin(&m, &g.out, R_DATA, e->id);
+        msg_u8(&m, (uint8_t)(i + 1));
+        uint8_t *p = msg_reserve(&m, (size_t)want);
+        if (!p) {
+            msg_abort(&m);
+            return;
+        }
+        n = read(fd, p, (size_t)want);
+        uint64_t keep = n > 0 ? (uint64_t)n : 0;
+        uint64_t room = e->out_cap[i] - e->out_sent[i];
+        if (keep > room) {
+            keep = room;
+            e->out_trunc[i] = 1;
+        }
+        msg_unreserve(&m, (size_t)(want - keep));
+        if (keep > 0) {
+            e->out_sent[i] += keep;
+            e->out_win[i] -= keep;
+            msg_end(&m);
+        } else {
+            msg_abort(&m);
+        }
+    }
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+        close_fd(&e->out_fd[i]);
+        maybe_end(e);
+    }
+}
+
+static void write_stdin(struct exec *e)
+{
+    size_t used = buf_used(&e->stdin_buf);
+    if (used > 0) {
+        ssize_t n = write(e->stdin_fd, buf_start(&e->stdin_buf), used);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return;
+        if (n < 0) {
+            /* EPIPE: the command closed its stdin. Drop what is buffered, give the window back. */
+            buf_clear(&e->stdin_buf);
+            send_window(e->id, 0, (uint32_t)used);
+            close_fd(&e->stdin_fd);
+            return;
+        }
+        buf_consume(&e->stdin_buf, (size_t)n);
+        send_window(e->id, 0, (uint32_t)n);
+    }
+    if (buf_used(&e->stdin_buf) == 0) {
+        buf_clear(&e->stdin_buf);
+        if (e->stdin_close_req)
+            close_fd(&e->stdin_fd);
+    }
+}
+
+void exec_stdin(uint32_t id, const uint8_t *p, size_t n)
+{
+    struct exec *e = find(id);
+    if (!e)
+        return;
+    if (e->stdin_fd < 0 || e->stdin_close_req) {
+        /* Nowhere to write: give the window back so the engine's writer is never stuck. */
+        if (n)
+            send_window(id, 0, (uint32_t)n);
+        return;
+    }
+    size_t room = STDIN_WINDOW - buf_used(&e->stdin_buf);
+    if (n > room) {
+        logmsg("exec %u: stdin past the window (%zu > %zu), excess dropped", id, n, room);
+        send_window(id, 0, (uint32_t)(n - room));
+        n = room;
+    }
+    if (buf_append(&e->stdin_buf, p, n) < 0)
+        send_window(id, 0, (uint32_t)n);
+}
+
+void exec_stdin_close(uint32_t id)
+{
+    struct exec *e = find(id);
+    if (!e)
+        return;
+    e->stdin_close_req = 1;
+    if (buf_used(&e->stdin_buf) == 0)
+        close_fd(&e->stdin_fd);
+}
+
+void exec_signal(uint32_t id, uint32_t sig, uint8_t scope)
+{
+    struct exec *e = find(id);
+    if (!e || e->ended)
+        return;
+    if (scope == 1) {
+        e->killed = 1;
+        if (e->shim_alive)
+            kill_tree(e->shim_pid);
+        return;
+    }
+    if (sig == 0 || sig > 64)
+        return;
+    if (e->pid == 0)
+        e->pending_signal = (int)sig;
+    else if (!e->main_exited)
+        kill(-e->pid, (int)sig);
+}
+
+int exec_window(uint32_t id, uint8_t stream, uint32_t inc)
+{
+    struct exec *e = find(id);
+    if (!e)
+        return -1;
+    if (stream == 1 || stream == 2) {
+        uint64_t *w = &e->out_win[stream - 1];
+        *w = *w + inc > (1ull << 40) ? (1ull << 40) : *w + inc;
+    }
+    return 0;
+}
+
+void exec_release(uint32_t id)
+{
+    struct exec *e = find(id);
+    if (!e)
+        return;
+    if (e->ended) {
+        exec_free(e);
+        return;
+    }
+    /* Released while running: the engine is no longer interested. Kill it; free it once it ends. */
+    e->released = 1;
+    e->killed = 1;
+    if (e->shim_alive)
+        kill_tree(e->shim_pid);
+    /* Nobody reads its output any more: open the windows so the pipes drain to EOF. */
+    e->out_cap[0] = e->out_cap[1] = 0;
+}
+
+void exec_reap(void)
+{
+    for (;;) {
+        int st;
+        pid_t w = waitpid(-1, &st, WNOHANG);
+        if (w <= 0)
+            return;
+        for (struct exec *e = execs; e; e = e->next) {
+            if (e->shim_pid == w && e->shim_alive) {
+                e->shim_alive = 0;
+                break;
+            }
+        }
+        /* Anything else is an orphan reparented to PID 1: reaped silently. */
+    }
+}
+
+uint64_t exec_next_timer(void)
+{
+    uint64_t t = 0;
+    for (struct exec *e = execs; e; e = e->next)
+        if (!e->ended && e->timeout_at && !e->timed_out && (t == 0 || e->timeout_at < t))
+            t = e->timeout_at;
+    return t;
+}
+
+void exec_timers(uint64_t now)
+{
+    for (struct exec *e = execs; e; e = e->next) {
+        if (e->ended || !e->timeout_at || e->timed_out || now < e->timeout_at)
+            continue;
+        e->timed_out = 1;
+        if (e->shim_alive)
+            kill_tree(e->shim_pid);
+    }
+}
+
+/* ---------------------------------------------------------------- poll glue */
+
+enum { K_STATUS = 1, K_STDIN = 2, K_OUT1 = 3, K_OUT2 = 4 };
+
+int exec_poll_count(void)
+{
+    return n_records * 4;
+}
+
+int exec_poll_add(struct pollfd *pfd, void **tags, int *kinds, int n, int max)
+{
+    int room = out_has_room();
+    for (struct exec *e = execs; e && n + 4 <= max; e = e->next) {
+        if (e->status_fd >= 0) {
+            pfd[n] = (struct pollfd){e->status_fd, POLLIN, 0};
+            tags[n] = e;
+            kinds[n++] = K_STATUS;
+        }
+        if (e->stdin_fd >= 0 && buf_used(&e->stdin_buf) > 0) {
+            pfd[n] = (struct pollfd){e->stdin_fd, POLLOUT, 0};
+            tags[n] = e;
+            kinds[n++] = K_STDIN;
+        }
+        for (int i = 0; i < 2; i++) {
+            if (e->out_fd[i] < 0)
+                continue;
+            int discarding = e->out_sent[i] >= e->out_cap[i];
+            if (discarding || (room && e->out_win[i] > 0)) {
+                pfd[n] = (struct pollfd){e->out_fd[i], POLLIN, 0};
+                tags[n] = e;
+                kinds[n++] = K_OUT1 + i;
+            }
+        }
+    }
+    return n;
+}
+
+void exec_poll_done(void *tag, int kind, short revents)
+{
+    struct exec *e = tag;
+    /* An earlier handler in this round may have freed e (released and ended): check it is still ours. */
+    struct exec *x = execs;
+    while (x && x != e)
+        x = x->next;
+    if (!x || !revents)
+        return;
+    switch (kind) {
+    case K_STATUS:
+        if (e->status_fd >= 0)
+            read_status(e);
+        break;
+    case K_STDIN:
+        if (e->stdin_fd >= 0)
+            write_stdin(e);
+        break;
+    case K_OUT1:
+    case K_OUT2:
+        if (e->out_fd[kind - K_OUT1] >= 0)
+            read_output(e, kind - K_OUT1);
+        break;
+    }
+}

@@ -1,0 +1,30 @@
+package io.paddock.runtime;
+
+import io.paddock.SandboxId;
+
+import java.util.List;
+
+/**
+ * An isolation tier (runc, runsc, Kubernetes, …). It starts a sandbox running Paddock's init and hands
+ * back the channel to it; everything else (exec, files, limits per command) goes through that channel,
+ * so the engine is the same for every tier.
+ *
+ * <p>Implementations own the host resources they create and must be able to destroy a sandbox from its
+ * id alone (after a crash, the id on disk is all that is left).
+ */
+public interface SandboxRuntime {
+    /** A short name: {@code runc}, {@code runsc}, … */
+    String name();
+
+    /** Creates and starts a sandbox; on failure nothing it made is left behind. */
+    RuntimeSandbox start(StartRequest request);
+
+    /** Kills and removes everything of this sandbox. Idempotent; succeeds if nothing is left. */
+    void destroy(SandboxId id);
+
+    /** Sandboxes this runtime has resources for on this host, whoever started them. */
+    List<RuntimeRecord> records();
+
+    /** A one-line description for logs and {@code --version}: binary, version, cgroup layout. */
+    String describe();
+}

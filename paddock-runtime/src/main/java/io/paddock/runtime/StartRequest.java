@@ -1,0 +1,28 @@
+package io.paddock.runtime;
+
+import io.paddock.SandboxId;
+import io.paddock.SandboxSpec;
+
+import java.util.Objects;
+
+/**
+ * What a runtime needs to start a sandbox.
+ *
+ * @param id       the sandbox id (also the runtime's container id)
+ * @param spec     the sandbox spec
+ * @param owner    an opaque token naming the engine that owns the sandbox, stored with it for the reconciler
+ * @param preamble bytes written to the init's input before it starts (the protocol's HELLO)
+ */
+public record StartRequest(SandboxId id, SandboxSpec spec, String owner, byte[] preamble) {
+    public StartRequest {
+        Objects.requireNonNull(id, "id");
+        Objects.requireNonNull(spec, "spec");
+        Objects.requireNonNull(owner, "owner");
+        preamble = preamble.clone();
+    }
+
+    @Override
+    public byte[] preamble() {
+        return preamble.clone();
+    }
+}

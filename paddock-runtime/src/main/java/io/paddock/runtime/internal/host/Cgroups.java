@@ -1,0 +1,200 @@
+package io.paddock.runtime.internal.host;
+
+import io.paddock.ErrorCode;
+import io.paddock.SandboxException;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The host's cgroup layout, detected from {@code /proc/self/mountinfo}: cgroup v2 (unified), or v1 with
+ * its per-controller hierarchies (possibly with an empty v2 hierarchy beside them, the "hybrid" layout).
+ * Reads counters and, as the fallback when the runtime's own state is lost, kills and removes a
+ * sandbox's cgroups by path.
+ */
+public final class Cgroups {
+    public enum Version { V1, V2 }
+
+    private final Version version;
+    /** Mount points of every hierarchy (for v1 keyed by controller list, e.g. "memory", "name=systemd"). */
+    private final Map<String, Path> hierarchies;
+
+    Cgroups(Version version, Map<String, Path> hierarchies) {
+        this.version = version;
+        this.hierarchies = Map.copyOf(hierarchies);
+    }
+
+    public static Cgroups detect() {
+        try {
+            return parse(Files.readAllLines(Path.of("/proc/self/mountinfo"), StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "cannot read /proc/self/mountinfo: " + e);
+        }
+    }
+
+    static Cgroups parse(List<String> mountinfo) {
+        Map<String, Path> v1 = new LinkedHashMap<>();
+        Path unified = null;
+        for (String line : mountinfo) {
+            String[] halves = line.split(" - ", 2);
+            if (halves.length != 2) {
+                continue;
+            }
+            String[] left = halves[0].split(" ");
+            String[] right = halves[1].split(" ");
+            if (left.length < 5 || right.length < 3) {
+                continue;
+            }
+            Path mountPoint = Path.of(left[4]);
+            String fsType = right[0];
+            if (fsType.equals("cgroup2")) {
+                unified = mountPoint;
+            } else if (fsType.equals("cgroup")) {
+                List<String> controllers = new ArrayList<>();
+                for (String opt : right[2].split(",")) {
+                    if (opt.startsWith("name=") || List.of("cpu", "cpuacct", "cpuset", "memory", "devices", "freezer",
+                            "net_cls", "net_prio", "blkio", "perf_event", "hugetlb", "pids", "rdma", "misc").contains(opt)) {
+                        controllers.add(opt);
+                    }
+                }
+                if (!controllers.isEmpty()) {
+                    v1.put(String.join(",", controllers), mountPoint);
+                }
+            }
+        }
+        if (v1.isEmpty()) {
+            if (unified == null) {
+                throw new SandboxException(ErrorCode.FAILED_PRECONDITION,
+                        "no cgroup filesystem is mounted; Paddock needs cgroups (v1 or v2) to enforce limits");
+            }
+            return new Cgroups(Version.V2, Map.of("", unified));
+        }
+        if (unified != null) {
+            v1.put("unified", unified);
+        }
+        return new Cgroups(Version.V1, v1);
+    }
+
+    public Version version() {
+        return version;
+    }
+
+    /** Every directory a sandbox with this cgroups path has (or would have) on the host. */
+    public List<Path> dirs(String cgroupsPath) {
+        String rel = cgroupsPath.startsWith("/") ? cgroupsPath.substring(1) : cgroupsPath;
+        List<Path> out = new ArrayList<>();
+        for (Path mount : hierarchies.values()) {
+            out.add(mount.resolve(rel));
+        }
+        return out;
+    }
+
+    /** The directory holding the memory controller's files for this path. */
+    public Optional<Path> memoryDir(String cgroupsPath) {
+        String rel = cgroupsPath.startsWith("/") ? cgroupsPath.substring(1) : cgroupsPath;
+        if (version == Version.V2) {
+            return Optional.of(hierarchies.get("").resolve(rel));
+        }
+        return hierarchies.entrySet().stream()
+                .filter(e -> List.of(e.getKey().split(",")).contains("memory"))
+                .map(e -> e.getValue().resolve(rel)).findFirst();
+    }
+
+    /** How many times the kernel's OOM killer killed a process in this cgroup (0 if unknown or gone). */
+    public long oomKills(String cgroupsPath) {
+        Optional<Path> dir = memoryDir(cgroupsPath);
+        if (dir.isEmpty()) {
+            return 0;
+        }
+        Path file = dir.get().resolve(version == Version.V2 ? "memory.events" : "memory.oom_control");
+        try {
+            for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+                if (line.startsWith("oom_kill ")) {
+                    return Long.parseLong(line.substring("oom_kill ".length()).trim());
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            return 0;
+        }
+        return 0;
+    }
+
+    /** Whether any hierarchy still has a directory for this path. */
+    public boolean exists(String cgroupsPath) {
+        return dirs(cgroupsPath).stream().anyMatch(Files::isDirectory);
+    }
+
+    /**
+     * Kills every process in the sandbox's cgroups and removes the directories. The fallback for when the
+     * runtime's state is gone (ATTACKS.md R6): the cgroup path alone is enough to clean up.
+     *
+     * @throws SandboxException if a directory cannot be removed because processes will not die
+     */
+    public void killAndRemove(String cgroupsPath) {
+        List<Path> dirs = dirs(cgroupsPath);
+        for (int attempt = 0; attempt < 50; attempt++) {
+            boolean left = false;
+            for (Path dir : dirs) {
+                if (!Files.isDirectory(dir)) {
+                    continue;
+                }
+                killProcesses(dir);
+                try {
+                    Files.deleteIfExists(dir);
+                } catch (IOException e) {
+                    left = true; // busy: processes are still exiting
+                }
+            }
+            if (!left) {
+                return;
+            }
+            sleep(20);
+        }
+        throw new SandboxException(ErrorCode.INTERNAL, "cgroup " + cgroupsPath
+                + " still has processes that do not die (uninterruptible?); cleanup will be retried");
+    }
+
+    private void killProcesses(Path dir) {
+        Path kill = dir.resolve("cgroup.kill");
+        if (version == Version.V2 && Files.exists(kill)) {
+            try {
+                Files.writeString(kill, "1");
+                return;
+            } catch (IOException e) {
+                // fall through to killing pid by pid
+            }
+        }
+        try {
+            for (String line : Files.readAllLines(dir.resolve("cgroup.procs"), StandardCharsets.UTF_8)) {
+                if (!line.isBlank()) {
+                    ProcessHandle.of(Long.parseLong(line.trim())).ifPresent(ProcessHandle::destroyForcibly);
+                }
+            }
+        } catch (NoSuchFileException e) {
+            // already gone
+        } catch (IOException | NumberFormatException e) {
+            // best effort; the caller retries and reports what stays
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "cgroup " + (version == Version.V2 ? "v2" : "v1") + " " + hierarchies;
+    }
+}

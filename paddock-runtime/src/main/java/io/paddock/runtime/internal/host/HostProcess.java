@@ -1,0 +1,108 @@
+package io.paddock.runtime.internal.host;
+
+import io.paddock.ErrorCode;
+import io.paddock.SandboxException;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** Runs host commands: argv only, cleared environment, bounded time and output. */
+public final class HostProcess {
+    /** The only environment host commands get: nothing of the daemon's (tokens, JAVA_TOOL_OPTIONS, …) leaks. */
+    public static final Map<String, String> BASE_ENV =
+            Map.of("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG", "C.UTF-8");
+    private static final int MAX_OUTPUT = 64 * 1024;
+
+    /** The exit code and (combined, truncated) output of a finished command. */
+    public record Result(int exitCode, String output) {
+        public boolean ok() {
+            return exitCode == 0;
+        }
+    }
+
+    private HostProcess() {
+    }
+
+    /** Runs argv to completion with stdin closed, capturing stdout and stderr together. */
+    public static Result run(List<String> argv, Duration timeout) {
+        ProcessBuilder pb = builder(argv).redirectErrorStream(true).redirectInput(ProcessBuilder.Redirect.from(devNull()));
+        Process p = start(pb, argv);
+        try (InputStream in = p.getInputStream()) {
+            String out = readBounded(in);
+            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+                throw new SandboxException(ErrorCode.UNAVAILABLE, argv.get(0) + " did not finish within " + timeout);
+            }
+            return new Result(p.exitValue(), out);
+        } catch (IOException e) {
+            p.destroyForcibly();
+            throw new SandboxException(ErrorCode.INTERNAL, "reading the output of " + argv.get(0) + " failed: " + e, e);
+        } catch (InterruptedException e) {
+            p.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new SandboxException(ErrorCode.UNAVAILABLE, "interrupted while running " + argv.get(0));
+        }
+    }
+
+    /**
+     * Runs argv with its stdio connected to files (FIFOs, a log), waits for it to exit and returns its code.
+     * Used for {@code runc run -d}, whose container keeps the descriptors after runc exits.
+     */
+    static int runWithFiles(List<String> argv, Path stdin, Path stdout, Path stderrAppend, Duration timeout) {
+        ProcessBuilder pb = builder(argv)
+                .redirectInput(ProcessBuilder.Redirect.from(stdin.toFile()))
+                .redirectOutput(ProcessBuilder.Redirect.to(stdout.toFile()))
+                .redirectError(ProcessBuilder.Redirect.appendTo(stderrAppend.toFile()));
+        Process p = start(pb, argv);
+        try {
+            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+                throw new SandboxException(ErrorCode.UNAVAILABLE, argv.get(0) + " did not finish within " + timeout);
+            }
+            return p.exitValue();
+        } catch (InterruptedException e) {
+            p.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new SandboxException(ErrorCode.UNAVAILABLE, "interrupted while running " + argv.get(0));
+        }
+    }
+
+    private static ProcessBuilder builder(List<String> argv) {
+        ProcessBuilder pb = new ProcessBuilder(List.copyOf(argv));
+        pb.environment().clear();
+        pb.environment().putAll(BASE_ENV);
+        pb.directory(Path.of("/").toFile());
+        return pb;
+    }
+
+    private static Process start(ProcessBuilder pb, List<String> argv) {
+        try {
+            return pb.start();
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "cannot run " + argv.get(0) + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static java.io.File devNull() {
+        return new java.io.File("/dev/null");
+    }
+
+    private static String readBounded(InputStream in) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        byte[] buf = new byte[8192];
+        int n;
+        while ((n = in.read(buf)) > 0) {
+            if (out.size() < MAX_OUTPUT) {
+                out.write(buf, 0, Math.min(n, MAX_OUTPUT - out.size()));
+            }
+        }
+        return out.toString(StandardCharsets.UTF_8).trim();
+    }
+}

@@ -1,0 +1,90 @@
+package io.paddock.runtime.internal.host;
+
+import io.paddock.ErrorCode;
+import io.paddock.SandboxException;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+/** The runc command line: the only code that runs runc. */
+public final class Runc {
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+    private final Path binary;
+    private final Path stateRoot;
+
+    public Runc(Path binary, Path stateRoot) {
+        this.binary = binary;
+        this.stateRoot = stateRoot;
+    }
+
+    /** Finds runc on the usual paths, or says how to install it. */
+    public static Path locate() {
+        String override = System.getenv("PADDOCK_RUNC");
+        if (override != null && !override.isBlank()) {
+            Path p = Path.of(override);
+            if (Files.isExecutable(p)) {
+                return p;
+            }
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "PADDOCK_RUNC=" + override + " is not an executable file");
+        }
+        for (String dir : List.of("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")) {
+            Path p = Path.of(dir, "runc");
+            if (Files.isExecutable(p)) {
+                return p;
+            }
+        }
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION,
+                "runc is not installed. Install it with: apt-get install -y runc   (Debian/Ubuntu; as root)");
+    }
+
+    public String version() {
+        HostProcess.Result r = HostProcess.run(List.of(binary.toString(), "--version"), Duration.ofSeconds(10));
+        return r.output().lines().findFirst().orElse("runc (unknown version)");
+    }
+
+    public Path stateRoot() {
+        return stateRoot;
+    }
+
+    /**
+     * {@code runc run -d}: creates and starts the container detached, its init's stdin and stdout
+     * connected to the given FIFOs and its stderr appended to {@code log}.
+     */
+    public void runDetached(String id, Path bundle, Path stdinFifo, Path stdoutFifo, Path log) {
+        int code = HostProcess.runWithFiles(
+                List.of(binary.toString(), "--root", stateRoot.toString(), "run", "--detach",
+                        "--bundle", bundle.toString(), id),
+                stdinFifo, stdoutFifo, log, TIMEOUT);
+        if (code != 0) {
+            throw new SandboxException(ErrorCode.INTERNAL, "runc could not start the sandbox (exit " + code + "): "
+                    + lastLines(log));
+        }
+    }
+
+    /** {@code runc delete --force}: kills the container's processes and removes its cgroups and state. */
+    public void deleteForce(String id) {
+        HostProcess.Result r = HostProcess.run(
+                List.of(binary.toString(), "--root", stateRoot.toString(), "delete", "--force", id), TIMEOUT);
+        if (!r.ok() && !r.output().contains("does not exist") && !r.output().contains("not found")) {
+            throw new SandboxException(ErrorCode.INTERNAL, "runc delete " + id + " failed: " + r.output());
+        }
+    }
+
+    /** Whether runc has state for this container. */
+    public boolean hasState(String id) {
+        return Files.isDirectory(stateRoot.resolve(id));
+    }
+
+    private static String lastLines(Path log) {
+        try {
+            List<String> lines = Files.readAllLines(log);
+            String tail = String.join("\n", lines.subList(Math.max(0, lines.size() - 5), lines.size()));
+            return tail.isBlank() ? "(no output)" : tail;
+        } catch (java.io.IOException e) {
+            return "(no log: " + e.getMessage() + ")";
+        }
+    }
+}

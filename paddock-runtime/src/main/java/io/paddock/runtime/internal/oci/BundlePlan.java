@@ -1,0 +1,36 @@
+package io.paddock.runtime.internal.oci;
+
+import io.paddock.SandboxSpec;
+import io.paddock.runtime.internal.oci.OciSpec.Mount;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Everything {@link OciSpecBuilder} needs, gathered beforehand so that building the spec does no I/O.
+ *
+ * @param spec          the sandbox's spec
+ * @param rootfs        host path of the image's (read-only) root directory
+ * @param imageMounts   the image's mounts (for the host image: {@code /usr} read-only)
+ * @param uidBase       first host uid (and gid) of the sandbox's 65536-id range
+ * @param cgroupsPath   the sandbox's cgroup path, for example {@code /paddock/sb-…}
+ * @param host          facts about the host
+ */
+public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMounts, long uidBase, String cgroupsPath,
+                         HostFacts host) {
+    public BundlePlan {
+        Objects.requireNonNull(spec, "spec");
+        Objects.requireNonNull(rootfs, "rootfs");
+        imageMounts = List.copyOf(imageMounts);
+        Objects.requireNonNull(cgroupsPath, "cgroupsPath");
+        Objects.requireNonNull(host, "host");
+    }
+
+    /**
+     * @param arch             {@code os.arch} of the JVM
+     * @param swapAccounting   whether the memory controller accounts swap (then swap is limited to 0)
+     * @param nofileHardLimit  the host's hard RLIMIT_NOFILE, which a runtime may not exceed
+     */
+    public record HostFacts(String arch, boolean swapAccounting, long nofileHardLimit) {
+    }
+}

@@ -1,0 +1,94 @@
+package io.paddock.runtime.internal.oci;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonPropertyOrder;
+
+import java.util.List;
+
+/**
+ * The subset of the OCI runtime specification (config.json, version 1.0.2) that Paddock writes. Plain
+ * immutable data: {@link OciSpecBuilder} computes it from a sandbox spec with no I/O, and a golden test
+ * pins its JSON form.
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+@JsonPropertyOrder({"ociVersion", "process", "root", "hostname", "mounts", "linux"})
+public record OciSpec(String ociVersion, Process process, Root root, String hostname, List<Mount> mounts, Linux linux) {
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    @JsonPropertyOrder({"terminal", "user", "args", "env", "cwd", "capabilities", "rlimits", "noNewPrivileges"})
+    public record Process(boolean terminal, User user, List<String> args, List<String> env, String cwd,
+                          Capabilities capabilities, List<Rlimit> rlimits, boolean noNewPrivileges) {
+    }
+
+    public record User(long uid, long gid) {
+    }
+
+    @JsonPropertyOrder({"bounding", "effective", "inheritable", "permitted", "ambient"})
+    public record Capabilities(List<String> bounding, List<String> effective, List<String> inheritable,
+                               List<String> permitted, List<String> ambient) {
+        public static Capabilities only(List<String> caps) {
+            return new Capabilities(caps, caps, List.of(), caps, List.of());
+        }
+    }
+
+    @JsonPropertyOrder({"type", "hard", "soft"})
+    public record Rlimit(String type, long hard, long soft) {
+    }
+
+    public record Root(String path, boolean readonly) {
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    @JsonPropertyOrder({"destination", "type", "source", "options"})
+    public record Mount(String destination, String type, String source, List<String> options) {
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    @JsonPropertyOrder({"uidMappings", "gidMappings", "resources", "cgroupsPath", "namespaces", "seccomp",
+            "maskedPaths", "readonlyPaths"})
+    public record Linux(List<IdMapping> uidMappings, List<IdMapping> gidMappings, Resources resources,
+                        String cgroupsPath, List<Namespace> namespaces, Seccomp seccomp, List<String> maskedPaths,
+                        List<String> readonlyPaths) {
+    }
+
+    @JsonPropertyOrder({"containerID", "hostID", "size"})
+    public record IdMapping(long containerID, long hostID, long size) {
+    }
+
+    public record Namespace(String type) {
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    @JsonPropertyOrder({"devices", "memory", "cpu", "pids"})
+    public record Resources(List<DeviceRule> devices, Memory memory, Cpu cpu, Pids pids) {
+    }
+
+    public record DeviceRule(boolean allow, String access) {
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Memory(Long limit, Long swap) {
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Cpu(Long quota, Long period) {
+    }
+
+    public record Pids(long limit) {
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    @JsonPropertyOrder({"defaultAction", "defaultErrnoRet", "architectures", "syscalls"})
+    public record Seccomp(String defaultAction, Integer defaultErrnoRet, List<String> architectures,
+                          List<SyscallRule> syscalls) {
+    }
+
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    @JsonPropertyOrder({"names", "action", "errnoRet", "args"})
+    public record SyscallRule(List<String> names, String action, Integer errnoRet, List<SyscallArg> args) {
+    }
+
+    @JsonPropertyOrder({"index", "value", "valueTwo", "op"})
+    public record SyscallArg(int index, long value, long valueTwo, String op) {
+    }
+}

@@ -1,0 +1,113 @@
+package io.paddock.runtime.internal.oci;
+
+import io.paddock.SandboxSpec;
+import io.paddock.runtime.internal.oci.OciSpec.Capabilities;
+import io.paddock.runtime.internal.oci.OciSpec.Cpu;
+import io.paddock.runtime.internal.oci.OciSpec.DeviceRule;
+import io.paddock.runtime.internal.oci.OciSpec.IdMapping;
+import io.paddock.runtime.internal.oci.OciSpec.Linux;
+import io.paddock.runtime.internal.oci.OciSpec.Memory;
+import io.paddock.runtime.internal.oci.OciSpec.Mount;
+import io.paddock.runtime.internal.oci.OciSpec.Namespace;
+import io.paddock.runtime.internal.oci.OciSpec.Pids;
+import io.paddock.runtime.internal.oci.OciSpec.Resources;
+import io.paddock.runtime.internal.oci.OciSpec.Rlimit;
+import io.paddock.runtime.internal.oci.OciSpec.Root;
+import io.paddock.runtime.internal.oci.OciSpec.User;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Turns a {@link BundlePlan} into the OCI {@code config.json} of a sandbox: pure, deterministic, no I/O.
+ *
+ * <p>The container's process is Paddock's init, running as uid 0 of the sandbox's own user namespace (an
+ * unprivileged host uid) with just the capabilities it needs to start tenant processes as the sandbox
+ * user and to kill them. Tenant processes get none.
+ */
+public final class OciSpecBuilder {
+    /** The sandbox user (uid and gid) that tenant processes and file operations run as. */
+    public static final int SANDBOX_UID = 1000;
+    public static final int SANDBOX_GID = 1000;
+    /** Size of each sandbox's uid/gid range. */
+    public static final long ID_RANGE = 65536;
+    /** Where the init binary is inside every sandbox. */
+    public static final String INIT_PATH = "/.paddock/init";
+    public static final String HOSTNAME = "sandbox";
+    /** The only environment the init itself gets; tenant environments travel in the init protocol. */
+    public static final List<String> INIT_ENV = List.of("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    /** What the init keeps: switch to the sandbox user, kill tenant processes, drop their bounding set, bring up lo. */
+    public static final List<String> INIT_CAPABILITIES =
+            List.of("CAP_KILL", "CAP_NET_ADMIN", "CAP_SETGID", "CAP_SETPCAP", "CAP_SETUID");
+    /** The init needs fds for every exec's pipes; tenant processes get the spec's openFiles via the protocol. */
+    static final long INIT_NOFILE = 16384;
+
+    /** Kernel interfaces that leak host state or allow host-wide changes: masked (read empty). */
+    public static final List<String> MASKED_PATHS = List.of(
+            "/proc/acpi", "/proc/asound", "/proc/interrupts", "/proc/kallsyms", "/proc/kcore", "/proc/keys",
+            "/proc/latency_stats", "/proc/sched_debug", "/proc/scsi", "/proc/timer_list", "/proc/timer_stats",
+            "/sys/devices/virtual/powercap", "/sys/firmware", "/sys/kernel/debug", "/sys/kernel/security");
+    public static final List<String> READONLY_PATHS = List.of(
+            "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger");
+
+    private OciSpecBuilder() {
+    }
+
+    public static OciSpec build(BundlePlan plan) {
+        SandboxSpec spec = plan.spec();
+        long nofile = Math.min(INIT_NOFILE, plan.host().nofileHardLimit());
+        OciSpec.Process process = new OciSpec.Process(
+                false,
+                new User(0, 0),
+                List.of(INIT_PATH, "--uid=" + SANDBOX_UID, "--gid=" + SANDBOX_GID, "--workdir=" + spec.workdir()),
+                INIT_ENV,
+                "/",
+                Capabilities.only(INIT_CAPABILITIES),
+                List.of(new Rlimit("RLIMIT_NOFILE", nofile, nofile), new Rlimit("RLIMIT_CORE", 0, 0)),
+                true);
+
+        long memory = spec.memory().bytes();
+        Resources resources = new Resources(
+                List.of(new DeviceRule(false, "rwm")),
+                new Memory(memory, plan.host().swapAccounting() ? memory : null),
+                new Cpu(Math.max(1000, Math.round(spec.cpus() * 100_000)), 100_000L),
+                new Pids(spec.pids()));
+
+        Linux linux = new Linux(
+                List.of(new IdMapping(0, plan.uidBase(), ID_RANGE)),
+                List.of(new IdMapping(0, plan.uidBase(), ID_RANGE)),
+                resources,
+                plan.cgroupsPath(),
+                List.of(new Namespace("pid"), new Namespace("network"), new Namespace("ipc"), new Namespace("uts"),
+                        new Namespace("mount"), new Namespace("user"), new Namespace("cgroup")),
+                SeccompProfile.forArch(plan.host().arch()),
+                MASKED_PATHS,
+                READONLY_PATHS);
+
+        return new OciSpec("1.0.2", process, new Root(plan.rootfs(), true), HOSTNAME, mounts(plan), linux);
+    }
+
+    static List<Mount> mounts(BundlePlan plan) {
+        long disk = plan.spec().disk().bytes();
+        // Inodes scale with size (one per 8 KiB) so that an inode flood stops at the sandbox's own quota.
+        long inodes = Math.max(4096, Math.min(4_000_000, disk / 8192));
+        String size = "size=" + disk;
+        String nrInodes = "nr_inodes=" + inodes;
+        List<Mount> m = new ArrayList<>();
+        m.add(new Mount("/proc", "proc", "proc", List.of("nosuid", "noexec", "nodev")));
+        m.add(new Mount("/dev", "tmpfs", "tmpfs", List.of("nosuid", "noexec", "strictatime", "mode=755", "size=65536k")));
+        m.add(new Mount("/dev/pts", "devpts", "devpts",
+                List.of("nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5")));
+        m.add(new Mount("/dev/shm", "tmpfs", "shm",
+                List.of("nosuid", "noexec", "nodev", "mode=1777", "size=" + Math.min(disk, 64L << 20))));
+        m.add(new Mount("/dev/mqueue", "mqueue", "mqueue", List.of("nosuid", "noexec", "nodev")));
+        m.add(new Mount("/sys", "sysfs", "sysfs", List.of("nosuid", "noexec", "nodev", "ro")));
+        m.addAll(plan.imageMounts());
+        // The writable area. runc gives a tmpfs root the mode of its mountpoint, so /tmp is 1777 and
+        // /workspace 0755 in the image's root directory; ownership comes from the options.
+        m.add(new Mount("/tmp", "tmpfs", "tmpfs", List.of("nosuid", "nodev", size, nrInodes)));
+        m.add(new Mount("/workspace", "tmpfs", "tmpfs", List.of("nosuid", "nodev", size, nrInodes,
+                "uid=" + SANDBOX_UID, "gid=" + SANDBOX_GID)));
+        return List.copyOf(m);
+    }
+}

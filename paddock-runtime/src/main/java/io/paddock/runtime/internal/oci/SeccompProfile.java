@@ -1,0 +1,162 @@
+package io.paddock.runtime.internal.oci;
+
+import io.paddock.runtime.internal.oci.OciSpec.Seccomp;
+import io.paddock.runtime.internal.oci.OciSpec.SyscallArg;
+import io.paddock.runtime.internal.oci.OciSpec.SyscallRule;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Paddock's seccomp allowlist, written for sandboxes whose tenant processes hold no capabilities.
+ *
+ * <p>Derived from the Docker/Moby default profile, then tightened: everything that needs a capability
+ * there is denied here outright, and so are clock adjustment, io_uring, handle-based opens, ptrace and
+ * cross-process memory access, module loading, kexec, keyrings, BPF, userfaultfd, perf, new mount API
+ * calls, namespace creation and joining, and {@code TIOCSTI}/{@code TIOCLINUX} terminal injection.
+ *
+ * <ul>
+ *   <li>Syscalls not listed fail with {@code ENOSYS}, so that libraries fall back as they do on an older
+ *       kernel (glibc falls back from {@code clone3} to {@code clone}, for example).</li>
+ *   <li>The dangerous set is listed explicitly and fails with {@code EPERM}.</li>
+ *   <li>Only the native ABI is allowed: a 32-bit ({@code int 0x80}) or x32 syscall does not match the
+ *       filter's architecture and kills the process.</li>
+ * </ul>
+ */
+public final class SeccompProfile {
+    static final int EPERM = 1;
+    static final int ENOSYS = 38;
+
+    /** Syscalls tenant code may make with any arguments. Sorted; the golden test pins this list. */
+    public static final List<String> ALLOWED = List.of(
+            "accept", "accept4", "access", "alarm", "arch_prctl", "bind", "brk", "capget", "capset", "chdir",
+            "chmod", "chown", "clock_getres", "clock_gettime", "clock_nanosleep", "close", "close_range",
+            "connect", "copy_file_range", "creat", "dup", "dup2", "dup3", "epoll_create", "epoll_create1",
+            "epoll_ctl", "epoll_pwait", "epoll_pwait2", "epoll_wait", "eventfd", "eventfd2", "execve",
+            "execveat", "exit", "exit_group", "faccessat", "faccessat2", "fadvise64", "fallocate", "fchdir",
+            "fchmod", "fchmodat", "fchmodat2", "fchown", "fchownat", "fcntl", "fdatasync", "fgetxattr",
+            "flistxattr", "flock", "fork", "fremovexattr", "fsetxattr", "fstat", "fstatfs", "fsync",
+            "ftruncate", "futex", "futex_waitv", "futimesat", "get_mempolicy", "get_robust_list",
+            "get_thread_area", "getcpu", "getcwd", "getdents", "getdents64", "getegid", "geteuid", "getgid",
+            "getgroups", "getitimer", "getpeername", "getpgid", "getpgrp", "getpid", "getppid", "getpriority",
+            "getrandom", "getresgid", "getresuid", "getrlimit", "getrusage", "getsid", "getsockname",
+            "getsockopt", "gettid", "gettimeofday", "getuid", "getxattr", "inotify_add_watch", "inotify_init",
+            "inotify_init1", "inotify_rm_watch", "io_cancel", "io_destroy", "io_getevents", "io_pgetevents",
+            "io_setup", "io_submit", "ioprio_get", "ioprio_set", "kill", "landlock_add_rule",
+            "landlock_create_ruleset", "landlock_restrict_self", "lchown", "lgetxattr", "link", "linkat",
+            "listen", "listxattr", "llistxattr", "lremovexattr", "lseek", "lsetxattr", "lstat", "madvise",
+            "membarrier", "memfd_create", "mincore", "mkdir", "mkdirat", "mknod", "mknodat", "mlock", "mlock2",
+            "mlockall", "mmap", "mprotect", "mq_getsetattr", "mq_notify", "mq_open", "mq_timedreceive",
+            "mq_timedsend", "mq_unlink", "mremap", "msgctl", "msgget", "msgrcv", "msgsnd", "msync", "munlock",
+            "munlockall", "munmap", "nanosleep", "newfstatat", "open", "openat", "openat2", "pause",
+            "pidfd_open", "pidfd_send_signal", "pipe", "pipe2", "poll", "ppoll", "prctl", "pread64", "preadv",
+            "preadv2", "prlimit64", "pselect6", "pwrite64", "pwritev", "pwritev2", "read", "readahead",
+            "readlink", "readlinkat", "readv", "recvfrom", "recvmmsg", "recvmsg", "remap_file_pages",
+            "removexattr", "rename", "renameat", "renameat2", "restart_syscall", "rmdir", "rseq",
+            "rt_sigaction", "rt_sigpending", "rt_sigprocmask", "rt_sigqueueinfo", "rt_sigreturn",
+            "rt_sigsuspend", "rt_sigtimedwait", "rt_tgsigqueueinfo", "sched_get_priority_max",
+            "sched_get_priority_min", "sched_getaffinity", "sched_getattr", "sched_getparam",
+            "sched_getscheduler", "sched_rr_get_interval", "sched_setaffinity", "sched_setattr",
+            "sched_setparam", "sched_setscheduler", "sched_yield", "seccomp", "select", "semctl", "semget",
+            "semop", "semtimedop", "sendfile", "sendmmsg", "sendmsg", "sendto", "set_robust_list",
+            "set_thread_area", "set_tid_address", "setfsgid", "setfsuid", "setgid", "setgroups", "setitimer",
+            "setpgid", "setpriority", "setregid", "setresgid", "setresuid", "setreuid", "setrlimit", "setsid",
+            "setsockopt", "setuid", "setxattr", "shmat", "shmctl", "shmdt", "shmget", "shutdown",
+            "sigaltstack", "signalfd", "signalfd4", "socketpair", "splice", "stat", "statfs", "statx",
+            "symlink", "symlinkat", "sync", "sync_file_range", "syncfs", "sysinfo", "tee", "tgkill", "time",
+            "timer_create", "timer_delete", "timer_getoverrun", "timer_gettime", "timer_settime",
+            "timerfd_create", "timerfd_gettime", "timerfd_settime", "times", "tkill", "truncate", "umask",
+            "uname", "unlink", "unlinkat", "utime", "utimensat", "utimes", "vfork", "vmsplice", "wait4",
+            "waitid", "write", "writev");
+
+    /** Syscalls refused with EPERM whatever their arguments: the escape and host-tampering set. */
+    public static final List<String> DENIED = List.of(
+            "_sysctl", "acct", "add_key", "adjtimex", "bpf", "chroot", "clock_adjtime", "clock_settime",
+            "delete_module", "fanotify_init", "finit_module", "fsconfig", "fsmount", "fsopen", "fspick",
+            "init_module", "io_uring_enter", "io_uring_register", "io_uring_setup", "ioperm", "iopl", "kcmp",
+            "kexec_file_load", "kexec_load", "keyctl", "lookup_dcookie", "mbind", "migrate_pages",
+            "modify_ldt", "mount", "mount_setattr", "move_mount", "move_pages", "name_to_handle_at",
+            "nfsservctl", "open_by_handle_at", "open_tree", "perf_event_open", "pidfd_getfd", "pivot_root",
+            "process_madvise", "process_vm_readv", "process_vm_writev", "ptrace", "quotactl", "quotactl_fd",
+            "reboot", "request_key", "set_mempolicy", "setdomainname", "sethostname", "setns", "settimeofday",
+            "swapoff", "swapon", "syslog", "umount2", "unshare", "uselib", "userfaultfd", "ustat", "vhangup");
+
+    /** The namespace flags a plain {@code clone} may not carry (CLONE_NEWNS … CLONE_NEWNET, CLONE_NEWCGROUP). */
+    static final long CLONE_NAMESPACE_FLAGS = 0x7E020000L;
+    static final long AF_VSOCK = 40;
+    static final long TIOCSTI = 0x5412;
+    static final long TIOCLINUX = 0x541C;
+    /** Personalities allowed: Linux, Linux|UNAME26, Linux32, Linux32|UNAME26, and query (0xffffffff). */
+    static final List<Long> PERSONALITIES = List.of(0x0L, 0x8L, 0x20000L, 0x20008L, 0xffffffffL);
+
+    private SeccompProfile() {
+    }
+
+    /**
+     * Masked-equality tests whose union is every 32-bit value except {@code excluded}. libseccomp lets a
+     * rule test one condition per argument and joins rules by OR; an unconditional allow would swallow a
+     * conditional deny, so the complement is built bit by bit instead: at each bit where the remaining
+     * excluded values agree, the other branch holds none of them and becomes one rule.
+     */
+    static List<long[]> coverExcept(List<Long> excluded) {
+        List<Long> values = excluded.stream().map(v -> v & 0xffffffffL).distinct().toList();
+        // Bits on which every excluded value agrees first: each yields one rule and no branching.
+        List<Integer> order = new ArrayList<>();
+        List<Integer> differing = new ArrayList<>();
+        for (int bit = 0; bit < 32; bit++) {
+            long b = 1L << bit;
+            boolean agree = values.stream().allMatch(v -> (v & b) == (values.get(0) & b));
+            (agree ? order : differing).add(bit);
+        }
+        order.addAll(differing);
+        List<long[]> out = new ArrayList<>();
+        cover(order, 0, 0, 0, values, out);
+        return out;
+    }
+
+    private static void cover(List<Integer> order, int i, long mask, long value, List<Long> excluded,
+                              List<long[]> out) {
+        if (excluded.isEmpty()) {
+            out.add(new long[] {mask, value});
+            return;
+        }
+        if (i == order.size()) {
+            return; // exactly an excluded value
+        }
+        long b = 1L << order.get(i);
+        List<Long> ones = excluded.stream().filter(v -> (v & b) != 0).toList();
+        List<Long> zeros = excluded.stream().filter(v -> (v & b) == 0).toList();
+        cover(order, i + 1, mask | b, value, zeros, out);
+        cover(order, i + 1, mask | b, value | b, ones, out);
+    }
+
+    /** The profile for the host's architecture ({@code amd64} or {@code aarch64}). */
+    public static Seccomp forArch(String osArch) {
+        String arch = switch (osArch) {
+            case "amd64", "x86_64" -> "SCMP_ARCH_X86_64";
+            case "aarch64", "arm64" -> "SCMP_ARCH_AARCH64";
+            default -> throw new IllegalArgumentException("unsupported architecture for the seccomp profile: " + osArch);
+        };
+        List<SyscallRule> rules = new ArrayList<>();
+        rules.add(new SyscallRule(ALLOWED, "SCMP_ACT_ALLOW", null, null));
+        rules.add(new SyscallRule(DENIED, "SCMP_ACT_ERRNO", EPERM, null));
+        // clone without namespace flags only; clone3 passes its flags in memory seccomp cannot read, so it
+        // answers ENOSYS and libc falls back to clone.
+        rules.add(new SyscallRule(List.of("clone"), "SCMP_ACT_ALLOW", null,
+                List.of(new SyscallArg(0, CLONE_NAMESPACE_FLAGS, 0, "SCMP_CMP_MASKED_EQ"))));
+        rules.add(new SyscallRule(List.of("clone3"), "SCMP_ACT_ERRNO", ENOSYS, null));
+        rules.add(new SyscallRule(List.of("socket"), "SCMP_ACT_ALLOW", null,
+                List.of(new SyscallArg(0, AF_VSOCK, 0, "SCMP_CMP_NE"))));
+        for (long p : PERSONALITIES) {
+            rules.add(new SyscallRule(List.of("personality"), "SCMP_ACT_ALLOW", null,
+                    List.of(new SyscallArg(0, p, 0, "SCMP_CMP_EQ"))));
+        }
+        // ioctl: everything but terminal input injection. The kernel reads the request as a 32-bit int, so
+        // only its low 32 bits count, and a request with high bits set must not slip past a 64-bit compare.
+        for (long[] maskValue : coverExcept(List.of(TIOCSTI, TIOCLINUX))) {
+            rules.add(new SyscallRule(List.of("ioctl"), "SCMP_ACT_ALLOW", null,
+                    List.of(new SyscallArg(1, maskValue[0], maskValue[1], "SCMP_CMP_MASKED_EQ"))));
+        }
+        return new Seccomp("SCMP_ACT_ERRNO", ENOSYS, List.of(arch), List.copyOf(rules));
+    }
+}

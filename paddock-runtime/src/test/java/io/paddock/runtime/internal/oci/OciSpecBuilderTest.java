@@ -1,0 +1,77 @@
+package io.paddock.runtime.internal.oci;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.paddock.ByteSize;
+import io.paddock.SandboxSpec;
+import io.paddock.runtime.internal.oci.OciSpec.Mount;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class OciSpecBuilderTest {
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    private static final BundlePlan.HostFacts FACTS = new BundlePlan.HostFacts("amd64", true, 20000);
+
+    static BundlePlan plan(SandboxSpec spec) {
+        return new BundlePlan(spec, "/run/paddock/images/host-0123456789abcdef",
+                List.of(new Mount("/usr", "bind", "/usr", List.of("rbind", "ro", "nosuid", "nodev"))),
+                0x4000_0000L + 3 * 65536, "/paddock/sb-aaaaaaaaaaaaaaaaaaaaaaaaaa", FACTS);
+    }
+
+    /**
+     * The whole config.json for a typical spec is pinned: any change to what sandboxes run with shows up
+     * as a diff of this file in review. To accept a deliberate change, run with -Dpaddock.golden.update=true.
+     */
+    @Test
+    void configJsonMatchesGolden() throws Exception {
+        SandboxSpec spec = SandboxSpec.builder().memory(ByteSize.mib(256)).cpus(1.5).pids(128).disk(ByteSize.gib(1))
+                .openFiles(2048).timeout(Duration.ofMinutes(5)).env("MODE", "test").secret("TOKEN", "s3cr3t")
+                .label("team", "ml").build();
+        String actual = JSON.writeValueAsString(OciSpecBuilder.build(plan(spec))) + "\n";
+        Path golden = Path.of("src/test/resources/golden/config-typical.json");
+        if (Boolean.getBoolean("paddock.golden.update")) {
+            Files.writeString(golden, actual, StandardCharsets.UTF_8);
+        }
+        assertThat(actual).isEqualTo(Files.readString(golden, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void tenantEnvironmentAndSecretsNeverEnterTheBundle() throws Exception {
+        SandboxSpec spec = SandboxSpec.builder().env("VISIBLE", "v").secret("API_KEY", "do-not-leak").build();
+        String json = JSON.writeValueAsString(OciSpecBuilder.build(plan(spec)));
+        assertThat(json).doesNotContain("do-not-leak").doesNotContain("API_KEY").doesNotContain("VISIBLE");
+    }
+
+    @Test
+    void limitsFollowTheSpec() {
+        SandboxSpec spec = SandboxSpec.builder().memory(ByteSize.mib(64)).cpus(0.5).pids(32).disk(ByteSize.mib(10)).build();
+        OciSpec oci = OciSpecBuilder.build(plan(spec));
+        assertThat(oci.linux().resources().memory().limit()).isEqualTo(64L << 20);
+        assertThat(oci.linux().resources().memory().swap()).isEqualTo(64L << 20);
+        assertThat(oci.linux().resources().cpu().quota()).isEqualTo(50_000L);
+        assertThat(oci.linux().resources().pids().limit()).isEqualTo(32);
+        assertThat(oci.mounts()).filteredOn(m -> m.destination().equals("/workspace")).singleElement()
+                .satisfies(m -> assertThat(m.options()).contains("size=" + (10L << 20)));
+        assertThat(oci.root().readonly()).isTrue();
+        assertThat(oci.process().noNewPrivileges()).isTrue();
+        assertThat(oci.linux().namespaces()).extracting(OciSpec.Namespace::type)
+                .containsExactlyInAnyOrder("pid", "network", "ipc", "uts", "mount", "user", "cgroup");
+    }
+
+    @Test
+    void initNeverGetsMoreOpenFilesThanTheHostAllows() {
+        BundlePlan p = new BundlePlan(SandboxSpec.builder().build(), "/r", List.of(), 0, "/paddock/x",
+                new BundlePlan.HostFacts("amd64", false, 4096));
+        OciSpec oci = OciSpecBuilder.build(p);
+        assertThat(oci.process().rlimits()).filteredOn(r -> r.type().equals("RLIMIT_NOFILE"))
+                .allSatisfy(r -> assertThat(r.hard()).isLessThanOrEqualTo(4096));
+        assertThat(oci.linux().resources().memory().swap()).isNull();
+    }
+}

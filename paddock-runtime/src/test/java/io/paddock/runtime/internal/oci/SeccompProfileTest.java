@@ -1,0 +1,48 @@
+package io.paddock.runtime.internal.oci;
+
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class SeccompProfileTest {
+    @Test
+    void allowAndDenyListsAreSortedAndDisjoint() {
+        assertThat(SeccompProfile.ALLOWED).isSorted().doesNotHaveDuplicates();
+        assertThat(SeccompProfile.DENIED).isSorted().doesNotHaveDuplicates();
+        assertThat(SeccompProfile.ALLOWED).doesNotContainAnyElementsOf(SeccompProfile.DENIED);
+    }
+
+    @Test
+    void escapeSyscallsAreNeverAllowed() {
+        assertThat(SeccompProfile.ALLOWED).doesNotContain("mount", "umount2", "pivot_root", "unshare", "setns", "ptrace",
+                "process_vm_readv", "process_vm_writev", "kcmp", "bpf", "keyctl", "add_key", "request_key",
+                "userfaultfd", "perf_event_open", "kexec_load", "init_module", "finit_module", "open_by_handle_at",
+                "name_to_handle_at", "acct", "quotactl", "swapon", "reboot", "clock_settime", "settimeofday",
+                "adjtimex", "io_uring_setup", "clone3", "personality", "socket", "clone", "ioctl", "syslog");
+    }
+
+    @Test
+    void ioctlCoverMatchesEverythingButTheExcludedRequests() {
+        List<long[]> cover = SeccompProfile.coverExcept(List.of(SeccompProfile.TIOCSTI, SeccompProfile.TIOCLINUX));
+        assertThat(matches(cover, SeccompProfile.TIOCSTI)).isFalse();
+        assertThat(matches(cover, SeccompProfile.TIOCLINUX)).isFalse();
+        assertThat(matches(cover, 0x1_0000_5412L)).as("high bits must not hide TIOCSTI").isFalse();
+        assertThat(matches(cover, 0x541B)).as("FIONREAD").isTrue();
+        assertThat(matches(cover, 0x5413)).as("TIOCGWINSZ").isTrue();
+        Random r = new Random(42);
+        for (int i = 0; i < 100_000; i++) {
+            long v = r.nextLong();
+            long low = v & 0xffffffffL;
+            boolean excluded = low == SeccompProfile.TIOCSTI || low == SeccompProfile.TIOCLINUX;
+            assertThat(matches(cover, v)).isEqualTo(!excluded);
+        }
+        assertThat(cover.size()).isLessThan(64);
+    }
+
+    private static boolean matches(List<long[]> cover, long value) {
+        return cover.stream().anyMatch(mv -> (value & mv[0]) == mv[1]);
+    }
+}
