@@ -1,0 +1,32 @@
+package io.paddock.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** {@code paddock}: run untrusted code in sandboxes. */
+@Command(name = "paddock",
+        mixinStandardHelpOptions = true,
+        versionProvider = VersionProvider.class,
+        description = "Run untrusted and AI-generated code in isolated, resource-limited sandboxes.",
+        subcommands = {RunCommand.class, CommandLine.HelpCommand.class})
+public final class Main implements Runnable {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    public static void main(String[] args) {
+        System.exit(execute(args));
+    }
+
+    static int execute(String... args) {
+        CommandLine cli = new CommandLine(new Main())
+                .setExecutionExceptionHandler(new ExitCodes.ErrorHandler())
+                .setCaseInsensitiveEnumValuesAllowed(true);
+        cli.setParameterExceptionHandler(new ExitCodes.UsageHandler());
+        return cli.execute(args);
+    }
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(System.err);
+    }
+}

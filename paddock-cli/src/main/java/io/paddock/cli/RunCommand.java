@@ -1,0 +1,179 @@
+package io.paddock.cli;
+
+import io.paddock.ExecProcess;
+import io.paddock.ExecRequest;
+import io.paddock.ExitStatus;
+import io.paddock.Paddock;
+import io.paddock.Sandbox;
+import io.paddock.SandboxException;
+import io.paddock.SandboxSpec;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code paddock run}: runs one command (or one snippet of code) in a fresh sandbox, streams its output
+ * live, and exits with its exit code. The sandbox is destroyed afterwards, whatever happens.
+ */
+@Command(name = "run", sortOptions = false,
+        description = {"Run a command in a fresh sandbox and exit with its exit code.",
+                "Exit codes: the command's own; 124 when it timed out; 137 when it ran out of memory;"
+                        + " 125 when Paddock itself failed; 2 for bad usage."},
+        footer = {"", "Examples:",
+                "  paddock run -- echo hello",
+                "  paddock run --memory 256m --timeout 30s -- python3 -c 'print(6*7)'",
+                "  paddock run --lang python --code 'print(6*7)'",
+                "  echo data | paddock run -i -- wc -c"})
+final class RunCommand implements Callable<Integer> {
+    /** Languages the shorthand knows: the interpreter's argv before the code. */
+    static final Map<String, List<String>> LANGUAGES = Map.of(
+            "python", List.of("python3", "-c"),
+            "javascript", List.of("node", "-e"),
+            "bash", List.of("bash", "-c"));
+    /** The sandbox outlives the command's own timeout a little, so the command's timeout is what fires. */
+    static final Duration LIFETIME_GRACE = Duration.ofSeconds(30);
+
+    @Mixin
+    SpecOptions spec;
+
+    @Option(names = "--timeout", paramLabel = "DURATION",
+            description = "Kill the command's whole process tree after this long, e.g. 30s, 5m (default: 5m).")
+    String timeout = "5m";
+
+    @Option(names = {"-i", "--interactive"}, description = "Forward this process's stdin to the command.")
+    boolean interactive;
+
+    @ArgGroup(exclusive = false)
+    Code code;
+
+    static final class Code {
+        @Option(names = "--lang", required = true, paramLabel = "LANGUAGE",
+                description = "Run --code in this language: python, javascript or bash.")
+        String language;
+
+        @Option(names = "--code", required = true, paramLabel = "CODE", description = "The code to run.")
+        String code;
+    }
+
+    @Parameters(paramLabel = "CMD", description = "The command and its arguments (after --).")
+    List<String> command = new ArrayList<>();
+
+    @Override
+    public Integer call() throws Exception {
+        List<String> argv = argv();
+        Duration limit = SpecOptions.duration("timeout", timeout);
+        if (limit.isZero() || limit.isNegative()) {
+            throw SandboxException.invalid("timeout", "must be positive, got " + timeout);
+        }
+        SandboxSpec sandboxSpec = spec.apply(SandboxSpec.builder()).timeout(limit.plus(LIFETIME_GRACE)).build();
+        ExecRequest request = ExecRequest.builder().argv(argv).timeout(limit).outputLimit(ExecRequest.UNLIMITED).build();
+        try (Paddock paddock = Paddock.local();
+             Sandbox sandbox = paddock.create(sandboxSpec);
+             ExecProcess process = sandbox.start(request)) {
+            Thread out = copier("stdout", process.stdout(), new FileOutputStream(FileDescriptor.out));
+            Thread err = copier("stderr", process.stderr(), new FileOutputStream(FileDescriptor.err));
+            Thread in = interactive ? stdinForwarder(process) : null;
+            if (!interactive) {
+                process.closeStdin();
+            }
+            ExitStatus status = process.awaitExit();
+            out.join();
+            err.join();
+            if (in != null) {
+                in.interrupt();
+            }
+            explain(status, sandboxSpec, limit);
+            return ExitCodes.of(status);
+        }
+    }
+
+    private List<String> argv() {
+        if (code != null) {
+            if (!command.isEmpty()) {
+                throw SandboxException.invalid("command", "give either --lang/--code or a command after --, not both");
+            }
+            List<String> prefix = LANGUAGES.get(code.language);
+            if (prefix == null) {
+                throw SandboxException.invalid("lang", "unknown language '" + code.language + "'; known: "
+                        + String.join(", ", LANGUAGES.keySet().stream().sorted().toList()));
+            }
+            List<String> argv = new ArrayList<>(prefix);
+            argv.add(code.code);
+            return argv;
+        }
+        if (command.isEmpty()) {
+            throw SandboxException.invalid("command", "no command given; usage: paddock run [OPTIONS] -- CMD [ARG...]");
+        }
+        return command;
+    }
+
+    private static void explain(ExitStatus status, SandboxSpec spec, Duration limit) {
+        PrintStream err = System.err;
+        switch (status.outcome()) {
+            case TIMED_OUT -> err.println("paddock: timed out after " + SpecOptionsFormat.duration(limit)
+                    + "; the command's process tree was killed");
+            case OOM_KILLED -> err.println("paddock: out of memory: the command exceeded the sandbox's "
+                    + spec.memory() + " memory limit and was killed");
+            case SIGNALED -> err.println("paddock: the command was killed by signal " + status.signal());
+            default -> {
+            }
+        }
+        err.flush();
+    }
+
+    private static Thread copier(String name, InputStream from, OutputStream to) {
+        Thread t = new Thread(() -> {
+            byte[] buf = new byte[65536];
+            try (from) {
+                int n;
+                while ((n = from.read(buf)) > 0) {
+                    to.write(buf, 0, n);
+                    to.flush();
+                }
+            } catch (IOException | SandboxException e) {
+                // the stream ends with the command or the sandbox
+            }
+        }, "paddock-cli-" + name);
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    private static Thread stdinForwarder(ExecProcess process) {
+        Thread t = new Thread(() -> {
+            byte[] buf = new byte[4096];
+            try (InputStream in = System.in; OutputStream to = process.stdin()) {
+                int n;
+                while ((n = in.read(buf)) > 0) {
+                    to.write(buf, 0, n);
+                    to.flush();
+                }
+            } catch (IOException | SandboxException e) {
+                // the command closed its stdin or ended
+            }
+            process.closeStdin();
+        }, "paddock-cli-stdin");
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}

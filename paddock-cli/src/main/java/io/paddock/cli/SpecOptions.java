@@ -1,0 +1,107 @@
+package io.paddock.cli;
+
+import io.paddock.ByteSize;
+import io.paddock.SandboxException;
+import io.paddock.SandboxSpec;
+import picocli.CommandLine.Option;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** The sandbox limits and settings every command that creates a sandbox accepts. */
+final class SpecOptions {
+    @Option(names = "--memory", paramLabel = "SIZE", description = "Memory limit, e.g. 256m, 1g (default: 512m).")
+    String memory;
+
+    @Option(names = "--cpus", paramLabel = "N", description = "CPU limit in cores, e.g. 0.5, 2 (default: 1).")
+    Double cpus;
+
+    @Option(names = "--pids", paramLabel = "N", description = "Maximum number of processes (default: 256).")
+    Integer pids;
+
+    @Option(names = "--disk", paramLabel = "SIZE", description = "Size of the writable area /workspace and /tmp (default: 1g).")
+    String disk;
+
+    @Option(names = "--open-files", paramLabel = "N", description = "Maximum open files per process (default: 1024).")
+    Integer openFiles;
+
+    @Option(names = {"-e", "--env"}, paramLabel = "KEY=VALUE", description = "Set an environment variable (repeatable).")
+    List<String> env = new ArrayList<>();
+
+    @Option(names = "--secret", paramLabel = "KEY=VALUE",
+            description = "Set a secret environment variable; its value is never echoed (repeatable).")
+    List<String> secrets = new ArrayList<>();
+
+    @Option(names = "--workdir", paramLabel = "DIR", description = "Working directory (default: /workspace).")
+    String workdir;
+
+    SandboxSpec.Builder apply(SandboxSpec.Builder b) {
+        if (memory != null) {
+            b.memory(size("memory", memory));
+        }
+        if (cpus != null) {
+            b.cpus(cpus);
+        }
+        if (pids != null) {
+            b.pids(pids);
+        }
+        if (disk != null) {
+            b.disk(size("disk", disk));
+        }
+        if (openFiles != null) {
+            b.openFiles(openFiles);
+        }
+        for (String kv : env) {
+            String[] p = keyValue("env", kv);
+            b.env(p[0], p[1]);
+        }
+        for (String kv : secrets) {
+            String[] p = keyValue("secret", kv);
+            b.secret(p[0], p[1]);
+        }
+        if (workdir != null) {
+            b.workdir(workdir);
+        }
+        return b;
+    }
+
+    static ByteSize size(String field, String text) {
+        try {
+            return ByteSize.parse(text);
+        } catch (IllegalArgumentException e) {
+            throw SandboxException.invalid(field, e.getMessage());
+        }
+    }
+
+    static String[] keyValue(String field, String kv) {
+        int eq = kv.indexOf('=');
+        if (eq <= 0) {
+            throw SandboxException.invalid(field, "expected KEY=VALUE, got '" + kv + "'");
+        }
+        return new String[] {kv.substring(0, eq), kv.substring(eq + 1)};
+    }
+
+    private static final Pattern DURATION = Pattern.compile("(\\d+(?:\\.\\d+)?)(ms|s|m|h|d)?");
+
+    /** Parses {@code 30s}, {@code 500ms}, {@code 5m}, {@code 1h}, {@code 2d} or a number of seconds. */
+    static Duration duration(String field, String text) {
+        Matcher m = DURATION.matcher(text.trim().toLowerCase(Locale.ROOT));
+        if (!m.matches()) {
+            throw SandboxException.invalid(field, "not a duration: '" + text + "' (examples: 500ms, 30s, 5m, 1h)");
+        }
+        double n = Double.parseDouble(m.group(1));
+        String unit = m.group(2) == null ? "s" : m.group(2);
+        double millis = switch (unit) {
+            case "ms" -> n;
+            case "s" -> n * 1000;
+            case "m" -> n * 60_000;
+            case "h" -> n * 3_600_000;
+            default -> n * 86_400_000;
+        };
+        return Duration.ofMillis(Math.round(millis));
+    }
+}

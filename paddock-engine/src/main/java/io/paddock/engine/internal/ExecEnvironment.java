@@ -1,0 +1,50 @@
+package io.paddock.engine.internal;
+
+import io.paddock.ExecRequest;
+import io.paddock.SandboxSpec;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The complete environment of a tenant process, rebuilt from scratch for every command: a fixed base,
+ * then the sandbox's variables and secrets, then the command's own. Nothing of the engine's environment
+ * is ever inherited.
+ */
+final class ExecEnvironment {
+    static final Map<String, String> BASE = baseEnv();
+
+    private ExecEnvironment() {
+    }
+
+    private static Map<String, String> baseEnv() {
+        Map<String, String> m = new LinkedHashMap<>();
+        m.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+        m.put("HOME", SandboxSpec.DEFAULT_WORKDIR);
+        m.put("USER", "sandbox");
+        m.put("LOGNAME", "sandbox");
+        m.put("SHELL", "/bin/bash");
+        m.put("LANG", "C.UTF-8");
+        m.put("TMPDIR", "/tmp");
+        m.put("HOSTNAME", "sandbox");
+        return Map.copyOf(m);
+    }
+
+    static List<String> build(SandboxSpec spec, Map<String, String> requestEnv) {
+        Map<String, String> env = new LinkedHashMap<>();
+        env.put("PATH", BASE.get("PATH"));
+        BASE.forEach(env::putIfAbsent);
+        env.putAll(spec.env());
+        env.putAll(spec.secrets());
+        env.putAll(requestEnv);
+        List<String> out = new ArrayList<>(env.size());
+        env.forEach((k, v) -> out.add(k + "=" + v));
+        return out;
+    }
+
+    static List<String> build(SandboxSpec spec, ExecRequest request) {
+        return build(spec, request.env());
+    }
+}

@@ -1,0 +1,51 @@
+package io.paddock.engine.internal;
+
+import io.paddock.LocalOptions;
+import io.paddock.Paddock;
+import io.paddock.Sandbox;
+import io.paddock.SandboxId;
+import io.paddock.SandboxInfo;
+import io.paddock.SandboxQuery;
+import io.paddock.SandboxSpec;
+
+import java.util.List;
+import java.util.Objects;
+
+/** {@link Paddock} backed by the embedded engine in this JVM. */
+public final class LocalPaddock implements Paddock {
+    private final SandboxManager manager;
+
+    public LocalPaddock(LocalOptions options) {
+        this.manager = new SandboxManager(Objects.requireNonNull(options, "options"));
+    }
+
+    @Override
+    public Sandbox create(SandboxSpec spec) {
+        return manager.create(Objects.requireNonNull(spec, "spec"));
+    }
+
+    @Override
+    public Sandbox get(SandboxId id) {
+        return manager.get(Objects.requireNonNull(id, "id"));
+    }
+
+    @Override
+    public Sandbox getByName(String name) {
+        return manager.getByName(Objects.requireNonNull(name, "name"));
+    }
+
+    @Override
+    public List<SandboxInfo> list(SandboxQuery query) {
+        return manager.list(Objects.requireNonNull(query, "query"));
+    }
+
+    /** Runtime binary, version and cgroup layout, for diagnostics. */
+    public String describeRuntime() {
+        return manager.describeRuntime();
+    }
+
+    @Override
+    public void close() {
+        manager.close();
+    }
+}

@@ -1,0 +1,282 @@
+package io.paddock.engine.internal;
+
+import io.paddock.ErrorCode;
+import io.paddock.ExecProcess;
+import io.paddock.ExecRequest;
+import io.paddock.ExecResult;
+import io.paddock.ExitStatus;
+import io.paddock.Sandbox;
+import io.paddock.SandboxException;
+import io.paddock.SandboxFiles;
+import io.paddock.SandboxId;
+import io.paddock.SandboxInfo;
+import io.paddock.SandboxLogs;
+import io.paddock.SandboxSpec;
+import io.paddock.SandboxState;
+import io.paddock.StopReason;
+import io.paddock.init.internal.InitClient;
+import io.paddock.init.internal.InitExec;
+import io.paddock.runtime.RuntimeSandbox;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * One sandbox of the embedded engine: its lifecycle state machine and the operations on a running
+ * sandbox, which go to its init over the channel. Thread-safe; the state changes under this object's
+ * lock, and no I/O happens while holding it.
+ */
+final class ManagedSandbox implements Sandbox {
+    static final int LOG_CAPACITY = 1 << 20;
+
+    private final SandboxManager manager;
+    private final SandboxId id;
+    private final SandboxSpec spec;
+    private final Instant createdAt;
+    private final CompletableFuture<SandboxInfo> stopped = new CompletableFuture<>();
+    private final LogBuffer stdoutLog = new LogBuffer(LOG_CAPACITY);
+    private final LogBuffer stderrLog = new LogBuffer(LOG_CAPACITY);
+    private final SandboxFiles files;
+
+    // @GuardedBy("this")
+    private SandboxState state = SandboxState.CREATING;
+    // @GuardedBy("this")
+    private StopReason stopReason;
+    // @GuardedBy("this")
+    private Instant expiresAt;
+    // @GuardedBy("this")
+    private ExitStatus entrypointExit;
+    private volatile RuntimeSandbox runtimeSandbox;
+    private volatile InitClient client;
+
+    ManagedSandbox(SandboxManager manager, SandboxId id, SandboxSpec spec, Instant createdAt) {
+        this.manager = manager;
+        this.id = id;
+        this.spec = spec;
+        this.createdAt = createdAt;
+        this.expiresAt = createdAt.plus(spec.timeout());
+        this.files = new CheckedFiles(this);
+    }
+
+    // ---- lifecycle, driven by SandboxManager ----
+
+    synchronized void running(RuntimeSandbox rt, InitClient initClient) {
+        this.runtimeSandbox = rt;
+        this.client = initClient;
+        moveTo(SandboxState.RUNNING);
+    }
+
+    /** Marks the sandbox as stopping; returns false if it already was (someone else is destroying it). */
+    synchronized boolean beginStop(StopReason reason) {
+        if (state == SandboxState.STOPPING || state == SandboxState.STOPPED) {
+            return false;
+        }
+        stopReason = reason;
+        moveTo(SandboxState.STOPPING);
+        return true;
+    }
+
+    void finishStop() {
+        SandboxInfo info;
+        synchronized (this) {
+            moveTo(SandboxState.STOPPED);
+            info = infoLocked();
+        }
+        stopped.complete(info);
+    }
+
+    synchronized void entrypointExited(ExitStatus status) {
+        this.entrypointExit = status;
+    }
+
+    synchronized void setExpiresAt(Instant at) {
+        this.expiresAt = at;
+    }
+
+    private void moveTo(SandboxState next) {
+        if (!state.canMoveTo(next)) {
+            throw new IllegalStateException("sandbox " + id + " cannot go from " + state + " to " + next);
+        }
+        state = next;
+    }
+
+    InitClient client() {
+        InitClient c = client;
+        SandboxState s = currentState();
+        if (s != SandboxState.RUNNING || c == null) {
+            throw notRunning(s);
+        }
+        return c;
+    }
+
+    InitClient clientOrNull() {
+        return client;
+    }
+
+    RuntimeSandbox runtimeSandbox() {
+        return runtimeSandbox;
+    }
+
+    synchronized SandboxState currentState() {
+        return state;
+    }
+
+    synchronized StopReason stopReason() {
+        return stopReason;
+    }
+
+    SandboxException notRunning(SandboxState s) {
+        if (s == SandboxState.CREATING) {
+            return new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + id + " is still being created");
+        }
+        return new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + id + " is " + s.name().toLowerCase()
+                + " (" + describe(stopReason()) + ")");
+    }
+
+    static String describe(StopReason reason) {
+        if (reason == null) {
+            return "no reason recorded";
+        }
+        return switch (reason) {
+            case DESTROYED -> "destroyed";
+            case TIMEOUT -> "its lifetime timeout passed";
+            case ENTRYPOINT_EXITED -> "its entrypoint exited";
+            case OOM -> "it ran out of memory";
+            case FAILED -> "its init failed";
+        };
+    }
+
+    SandboxSpec spec() {
+        return spec;
+    }
+
+    Instant createdAt() {
+        return createdAt;
+    }
+
+    LogBuffer stdoutLog() {
+        return stdoutLog;
+    }
+
+    LogBuffer stderrLog() {
+        return stderrLog;
+    }
+
+    // ---- Sandbox ----
+
+    @Override
+    public SandboxId id() {
+        return id;
+    }
+
+    @Override
+    public Optional<String> name() {
+        return spec.name();
+    }
+
+    @Override
+    public Map<String, String> labels() {
+        return spec.labels();
+    }
+
+    @Override
+    public synchronized SandboxInfo info() {
+        return infoLocked();
+    }
+
+    private SandboxInfo infoLocked() {
+        return new SandboxInfo(id, spec.name(), spec.labels(), state, Optional.ofNullable(stopReason), createdAt,
+                expiresAt, spec.image(), manager.runtimeName(), Optional.ofNullable(entrypointExit));
+    }
+
+    @Override
+    public ExecResult exec(ExecRequest request) {
+        InitClient c = client();
+        return c.run(manager.spawnRequest(this, request, false), request.stdin().orElse(null));
+    }
+
+    @Override
+    public ExecProcess start(ExecRequest request) {
+        InitClient c = client();
+        InitExec exec = c.spawn(manager.spawnRequest(this, request, true));
+        request.stdin().ifPresent(bytes -> {
+            try {
+                exec.stdin().write(bytes);
+                exec.closeStdin();
+            } catch (IOException e) {
+                throw new SandboxException(ErrorCode.UNAVAILABLE, "writing stdin failed: " + e.getMessage(), e);
+            }
+        });
+        return exec;
+    }
+
+    @Override
+    public SandboxFiles files() {
+        return files;
+    }
+
+    @Override
+    public SandboxLogs logs() {
+        return new SandboxLogs(stdoutLog.snapshot(), stderrLog.snapshot(), stdoutLog.truncated(), stderrLog.truncated());
+    }
+
+    @Override
+    public Optional<SandboxInfo> awaitStop(Duration timeout) {
+        try {
+            return Optional.of(stopped.get(timeout.toNanos(), TimeUnit.NANOSECONDS));
+        } catch (TimeoutException e) {
+            return Optional.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SandboxException(ErrorCode.UNAVAILABLE, "interrupted while waiting for sandbox " + id);
+        } catch (ExecutionException e) {
+            throw new SandboxException(ErrorCode.INTERNAL, "waiting for sandbox " + id + " failed: " + e.getCause(), e);
+        }
+    }
+
+    CompletableFuture<SandboxInfo> stoppedFuture() {
+        return stopped;
+    }
+
+    @Override
+    public void setTimeout(Duration fromNow) {
+        if (fromNow == null || fromNow.isNegative() || fromNow.isZero() || fromNow.compareTo(SandboxSpec.MAX_TIMEOUT) > 0) {
+            throw SandboxException.invalid("timeout", "must be between 1ms and " + SandboxSpec.MAX_TIMEOUT.toDays()
+                    + " days, got " + fromNow);
+        }
+        client();
+        manager.reschedule(this, fromNow);
+    }
+
+    @Override
+    public void destroy() {
+        manager.destroy(this, StopReason.DESTROYED);
+    }
+
+    @Override
+    public String toString() {
+        return "Sandbox[" + id + (spec.name().map(n -> " " + n).orElse("")) + ", " + currentState() + "]";
+    }
+
+    /** Drains an entrypoint stream into a log buffer. */
+    static void pump(InputStream in, LogBuffer log) {
+        byte[] buf = new byte[16384];
+        try (in) {
+            int n;
+            while ((n = in.read(buf)) > 0) {
+                log.append(buf, 0, n);
+            }
+        } catch (IOException | SandboxException e) {
+            // the sandbox stopped; what was read is kept
+        }
+    }
+
+}

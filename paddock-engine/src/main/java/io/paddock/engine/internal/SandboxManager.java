@@ -1,0 +1,422 @@
+package io.paddock.engine.internal;
+
+import io.paddock.ErrorCode;
+import io.paddock.ExecRequest;
+import io.paddock.ExitStatus;
+import io.paddock.LocalOptions;
+import io.paddock.SandboxException;
+import io.paddock.SandboxId;
+import io.paddock.SandboxInfo;
+import io.paddock.SandboxQuery;
+import io.paddock.SandboxSpec;
+import io.paddock.SandboxState;
+import io.paddock.StopReason;
+import io.paddock.init.internal.ExitClassifier;
+import io.paddock.init.internal.InitBinary;
+import io.paddock.init.internal.InitClient;
+import io.paddock.init.internal.InitExec;
+import io.paddock.init.internal.SpawnRequest;
+import io.paddock.runtime.RuntimeRecord;
+import io.paddock.runtime.RuntimeSandbox;
+import io.paddock.runtime.SandboxRuntime;
+import io.paddock.runtime.StartRequest;
+import io.paddock.runtime.internal.host.HostFacts;
+import io.paddock.runtime.internal.oci.OciSpecBuilder;
+import io.paddock.runtime.internal.runc.RuncRuntime;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.channels.Channels;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The embedded engine's core: creates sandboxes on a runtime, keeps the registry of live ones (by id and
+ * by name), enforces lifetime deadlines on the monotonic clock, and destroys sandboxes so that nothing is
+ * left behind. At start it reconciles: sandboxes on the host whose owning engine is gone are removed.
+ */
+final class SandboxManager implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("io.paddock.engine");
+    static final Duration ATTACH_TIMEOUT = Duration.ofSeconds(20);
+    /** The init's own deadline trails the engine's, as a backstop should the engine die. */
+    static final Duration INIT_DEADLINE_GRACE = Duration.ofSeconds(30);
+    static final Duration STOPPED_RETENTION = Duration.ofMinutes(10);
+    static final int RLIMIT_CORE = 4;
+    static final int RLIMIT_NOFILE = 7;
+
+    private final LocalOptions options;
+    private final SandboxRuntime runtime;
+    private final EngineIdentity identity;
+    private final long hostNofileLimit;
+    private final ConcurrentHashMap<SandboxId, ManagedSandbox> sandboxes = new ConcurrentHashMap<>();
+    // @GuardedBy("names")
+    private final Map<String, SandboxId> names = new HashMap<>();
+    private final ConcurrentHashMap<SandboxId, ScheduledFuture<?>> deadlines = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService timers;
+    private final ExecutorService stopper;
+    private final Thread shutdownHook;
+    private volatile boolean closed;
+
+    SandboxManager(LocalOptions options) {
+        this.options = options;
+        Path initBinary = InitBinary.load().extractTo(options.stateDir().resolve("bin"));
+        this.runtime = RuncRuntime.open(options.stateDir(), initBinary);
+        this.identity = EngineIdentity.create();
+        this.hostNofileLimit = HostFacts.nofileHardLimit();
+        this.timers = Executors.newSingleThreadScheduledExecutor(daemonThreads("paddock-timers"));
+        this.stopper = Executors.newCachedThreadPool(daemonThreads("paddock-stopper"));
+        reconcile();
+        this.shutdownHook = new Thread(this::destroyAllQuietly, "paddock-shutdown");
+        Runtime.getRuntime().addShutdownHook(shutdownHook);
+    }
+
+    String runtimeName() {
+        return runtime.name();
+    }
+
+    String describeRuntime() {
+        return runtime.describe();
+    }
+
+    // ---- create ----
+
+    ManagedSandbox create(SandboxSpec spec) {
+        checkOpen();
+        validateForHost(spec);
+        long live = sandboxes.values().stream().filter(s -> s.currentState().isLive()).count();
+        if (live >= options.maxSandboxes()) {
+            throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "this engine already runs " + live
+                    + " sandboxes, its maximum (" + options.maxSandboxes() + "); destroy some first");
+        }
+        SandboxId id = Ids.newSandboxId();
+        ManagedSandbox sb = new ManagedSandbox(this, id, spec, Instant.now());
+        reserveName(spec, id);
+        sandboxes.put(id, sb);
+        RuntimeSandbox rt = null;
+        try {
+            byte[] nonce = Ids.nonce();
+            ByteArrayOutputStream hello = new ByteArrayOutputStream();
+            InitClient.writeHello(Channels.newChannel(hello), nonce, true);
+            rt = runtime.start(new StartRequest(id, spec, identity.token(), hello.toByteArray()));
+            InitClient client = InitClient.attach(rt.fromInit(), rt.toInit(), nonce, ATTACH_TIMEOUT, id.value());
+            long deadline = System.nanoTime() + spec.timeout().toNanos();
+            client.setDeadline(deadline + INIT_DEADLINE_GRACE.toNanos());
+            sb.running(rt, client);
+            deadlines.put(id, timers.schedule(() -> expire(sb), spec.timeout().toNanos(), TimeUnit.NANOSECONDS));
+            client.closed().whenComplete((v, e) -> onInitGone(sb));
+            if (!spec.entrypoint().isEmpty()) {
+                startEntrypoint(sb);
+            }
+            LOG.log(System.Logger.Level.DEBUG, "created " + id);
+            return sb;
+        } catch (RuntimeException e) {
+            sb.beginStop(StopReason.FAILED);
+            if (rt != null) {
+                rt.closeChannel();
+            }
+            try {
+                runtime.destroy(id);
+            } catch (RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            cancelDeadline(id);
+            releaseName(spec, id);
+            sandboxes.remove(id);
+            sb.finishStop();
+            throw e;
+        }
+    }
+
+    private void validateForHost(SandboxSpec spec) {
+        if (!spec.image().equals(SandboxSpec.DEFAULT_IMAGE)) {
+            throw SandboxException.invalid("image", "unknown image '" + spec.image() + "'; this engine has: host");
+        }
+        if (spec.openFiles() > hostNofileLimit) {
+            throw SandboxException.invalid("openFiles", spec.openFiles() + " is above this host's hard limit of "
+                    + hostNofileLimit + " open files");
+        }
+        String w = spec.workdir();
+        if (!(w.equals("/workspace") || w.startsWith("/workspace/") || w.equals("/tmp") || w.startsWith("/tmp/"))) {
+            throw SandboxException.invalid("workdir", "'" + w
+                    + "' is outside the writable area; use /workspace, /tmp or a directory under them");
+        }
+    }
+
+    private void reserveName(SandboxSpec spec, SandboxId id) {
+        spec.name().ifPresent(name -> {
+            synchronized (names) {
+                SandboxId holder = names.get(name);
+                if (holder != null) {
+                    throw new SandboxException(ErrorCode.ALREADY_EXISTS,
+                            "a live sandbox is already named '" + name + "' (" + holder + ")");
+                }
+                names.put(name, id);
+            }
+        });
+    }
+
+    private void releaseName(SandboxSpec spec, SandboxId id) {
+        spec.name().ifPresent(name -> {
+            synchronized (names) {
+                names.remove(name, id);
+            }
+        });
+    }
+
+    private void startEntrypoint(ManagedSandbox sb) {
+        ExecRequest request = ExecRequest.builder().argv(sb.spec().entrypoint()).outputLimit(ExecRequest.UNLIMITED).build();
+        InitExec exec = sb.client().spawn(spawnRequest(sb, request, false, true));
+        Thread out = daemonThreads("paddock-logs-" + sb.id()).newThread(() -> ManagedSandbox.pump(exec.stdout(), sb.stdoutLog()));
+        Thread err = daemonThreads("paddock-logs-" + sb.id()).newThread(() -> ManagedSandbox.pump(exec.stderr(), sb.stderrLog()));
+        out.start();
+        err.start();
+        exec.onExit().whenComplete((status, failure) -> stopper.execute(() -> {
+            join(out);
+            join(err);
+            if (status != null) {
+                sb.entrypointExited(status);
+                destroyQuietly(sb, StopReason.ENTRYPOINT_EXITED);
+            }
+        }));
+    }
+
+    SpawnRequest spawnRequest(ManagedSandbox sb, ExecRequest request, boolean stdinPipe) {
+        return spawnRequest(sb, request, stdinPipe || request.stdin().isPresent(), false);
+    }
+
+    private SpawnRequest spawnRequest(ManagedSandbox sb, ExecRequest request, boolean stdinPipe, boolean entrypoint) {
+        SandboxSpec spec = sb.spec();
+        RuntimeSandbox rt = sb.runtimeSandbox();
+        long oomBefore = rt.oomKills();
+        ExitClassifier classifier = report -> {
+            ExitStatus status = ExitClassifier.DEFAULT.classify(report);
+            if (status.outcome() == ExitStatus.Outcome.SIGNALED && status.signal() == 9 && !report.killed()
+                    && rt.oomKills() > oomBefore) {
+                return new ExitStatus(ExitStatus.Outcome.OOM_KILLED, 137, 9, status.stdoutTruncated(),
+                        status.stderrTruncated(), status.duration());
+            }
+            return status;
+        };
+        return SpawnRequest.builder(request.argv())
+                .env(ExecEnvironment.build(spec, request))
+                .cwd(request.cwd().orElse(spec.workdir()))
+                .user(OciSpecBuilder.SANDBOX_UID, OciSpecBuilder.SANDBOX_GID)
+                .timeout(request.timeout().orElse(null))
+                .stdoutCap(request.outputLimit().bytes())
+                .stderrCap(request.outputLimit().bytes())
+                .stdinPipe(stdinPipe)
+                .entrypoint(entrypoint)
+                .rlimit(RLIMIT_NOFILE, spec.openFiles(), spec.openFiles())
+                .rlimit(RLIMIT_CORE, 0, 0)
+                .classifier(classifier)
+                .build();
+    }
+
+    // ---- lookup ----
+
+    ManagedSandbox get(SandboxId id) {
+        ManagedSandbox sb = sandboxes.get(id);
+        if (sb == null) {
+            throw new SandboxException(ErrorCode.NOT_FOUND, "no sandbox " + id);
+        }
+        return sb;
+    }
+
+    ManagedSandbox getByName(String name) {
+        SandboxId id;
+        synchronized (names) {
+            id = names.get(name);
+        }
+        ManagedSandbox sb = id == null ? null : sandboxes.get(id);
+        if (sb == null || !sb.currentState().isLive()) {
+            throw new SandboxException(ErrorCode.NOT_FOUND, "no live sandbox named '" + name + "'");
+        }
+        return sb;
+    }
+
+    List<SandboxInfo> list(SandboxQuery query) {
+        List<SandboxInfo> out = new ArrayList<>();
+        for (ManagedSandbox sb : sandboxes.values()) {
+            SandboxInfo info = sb.info();
+            if (query.matches(info)) {
+                out.add(info);
+            }
+        }
+        out.sort(Comparator.comparing(SandboxInfo::createdAt).thenComparing(i -> i.id().value()));
+        return out;
+    }
+
+    // ---- deadlines ----
+
+    private void expire(ManagedSandbox sb) {
+        deadlines.remove(sb.id());
+        destroyQuietly(sb, StopReason.TIMEOUT);
+    }
+
+    void reschedule(ManagedSandbox sb, Duration fromNow) {
+        ScheduledFuture<?> next = timers.schedule(() -> expire(sb), fromNow.toNanos(), TimeUnit.NANOSECONDS);
+        ScheduledFuture<?> previous = deadlines.put(sb.id(), next);
+        if (previous != null) {
+            previous.cancel(false);
+        }
+        sb.setExpiresAt(Instant.now().plus(fromNow));
+        sb.client().setDeadline(System.nanoTime() + fromNow.toNanos() + INIT_DEADLINE_GRACE.toNanos());
+    }
+
+    private void cancelDeadline(SandboxId id) {
+        ScheduledFuture<?> f = deadlines.remove(id);
+        if (f != null) {
+            f.cancel(false);
+        }
+    }
+
+    // ---- destroy ----
+
+    private void onInitGone(ManagedSandbox sb) {
+        if (sb.currentState() == SandboxState.RUNNING && !closed) {
+            RuntimeSandbox rt = sb.runtimeSandbox();
+            StopReason reason = rt != null && rt.oomKills() > 0 ? StopReason.OOM : StopReason.FAILED;
+            stopper.execute(() -> destroyQuietly(sb, reason));
+        }
+    }
+
+    void destroy(ManagedSandbox sb, StopReason reason) {
+        if (!sb.beginStop(reason)) {
+            // Someone else is destroying it: wait for them, so that destroy() returning means it is gone.
+            sb.awaitStop(Duration.ofMinutes(2));
+            return;
+        }
+        cancelDeadline(sb.id());
+        InitClient client = sb.clientOrNull();
+        if (client != null) {
+            client.fail(new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + sb.id() + " stopped: "
+                    + ManagedSandbox.describe(reason)));
+        }
+        RuntimeSandbox rt = sb.runtimeSandbox();
+        if (rt != null) {
+            rt.closeChannel();
+        }
+        destroyRuntime(sb, 0);
+    }
+
+    private void destroyRuntime(ManagedSandbox sb, int attempt) {
+        try {
+            runtime.destroy(sb.id());
+        } catch (RuntimeException e) {
+            // Never drop the only handle on a sandbox that may still hold host resources: keep it STOPPING
+            // and retry with backoff; the reconciler is the last resort after a crash.
+            LOG.log(System.Logger.Level.WARNING, "destroying " + sb.id() + " failed (attempt " + (attempt + 1)
+                    + "), will retry: " + e.getMessage());
+            if (!closed) {
+                timers.schedule(() -> destroyRuntime(sb, attempt + 1), Math.min(30, 1L << Math.min(attempt, 5)),
+                        TimeUnit.SECONDS);
+            }
+            if (attempt == 0) {
+                throw new SandboxException(ErrorCode.INTERNAL, "destroying sandbox " + sb.id()
+                        + " did not complete; cleanup is retried in the background: " + e.getMessage(), e);
+            }
+            return;
+        }
+        releaseName(sb.spec(), sb.id());
+        sb.finishStop();
+        if (!closed) {
+            timers.schedule(() -> sandboxes.remove(sb.id(), sb), STOPPED_RETENTION.toNanos(), TimeUnit.NANOSECONDS);
+        } else {
+            sandboxes.remove(sb.id(), sb);
+        }
+        LOG.log(System.Logger.Level.DEBUG, "destroyed " + sb.id());
+    }
+
+    private void destroyQuietly(ManagedSandbox sb, StopReason reason) {
+        try {
+            destroy(sb, reason);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "destroying " + sb.id() + " failed: " + e.getMessage());
+        }
+    }
+
+    // ---- start-up and shutdown ----
+
+    /** Removes sandboxes on the host whose owning engine no longer runs (after a crash or kill -9). */
+    private void reconcile() {
+        for (RuntimeRecord rec : runtime.records()) {
+            if (rec.owner().equals(identity.token()) || EngineIdentity.isAlive(rec.owner())) {
+                continue;
+            }
+            try {
+                runtime.destroy(rec.id());
+                LOG.log(System.Logger.Level.INFO, "removed orphaned sandbox " + rec.id());
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "could not remove orphaned sandbox " + rec.id() + ": " + e.getMessage());
+            }
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this Paddock engine is closed");
+        }
+    }
+
+    private void destroyAllQuietly() {
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        for (ManagedSandbox sb : List.copyOf(sandboxes.values())) {
+            if (sb.currentState() != SandboxState.STOPPED) {
+                all.add(CompletableFuture.runAsync(() -> destroyQuietly(sb, StopReason.DESTROYED), stopper));
+            }
+        }
+        try {
+            CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            LOG.log(System.Logger.Level.WARNING, "not every sandbox was destroyed at shutdown: " + e);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        destroyAllQuietly();
+        closed = true;
+        try {
+            Runtime.getRuntime().removeShutdownHook(shutdownHook);
+        } catch (IllegalStateException e) {
+            // the JVM is already shutting down
+        }
+        timers.shutdownNow();
+        stopper.shutdown();
+        identity.retire();
+    }
+
+    private static void join(Thread t) {
+        try {
+            t.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    static ThreadFactory daemonThreads(String name) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(null, r, name + "-" + n.incrementAndGet(), 256 * 1024);
+            t.setDaemon(true);
+            return t;
+        };
+    }
+}

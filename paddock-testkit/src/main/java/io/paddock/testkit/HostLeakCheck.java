@@ -1,0 +1,130 @@
+package io.paddock.testkit;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+
+/**
+ * The leak checklist of ATTACKS.md as a reusable step: a snapshot of everything a sandbox can leave on the
+ * host (processes in Paddock cgroups, cgroup directories, mounts, runtime state, bundles, uid leases, and
+ * the engine JVM's threads and file descriptors), compared before and after a test.
+ *
+ * <p>Read-only: it inspects {@code /proc}, {@code /sys/fs/cgroup} and the state directory, never changes them.
+ */
+public final class HostLeakCheck {
+    private final Path stateDir;
+
+    public HostLeakCheck(Path stateDir) {
+        this.stateDir = stateDir;
+    }
+
+    /** Everything that names a sandbox on this host right now, one line per item. */
+    public Set<String> sandboxResources() {
+        Set<String> out = new TreeSet<>();
+        list(stateDir.resolve("sandboxes")).forEach(p -> out.add("bundle " + p.getFileName()));
+        list(stateDir.resolve("runc")).forEach(p -> out.add("runc-state " + p.getFileName()));
+        list(stateDir.resolve("uids")).forEach(p -> out.add("uid-lease " + p.getFileName()));
+        for (Path hierarchy : list(Path.of("/sys/fs/cgroup"))) {
+            Path parent = hierarchy.resolve("paddock");
+            for (Path cg : list(parent)) {
+                if (Files.isDirectory(cg)) {
+                    out.add("cgroup " + hierarchy.getFileName() + "/" + cg.getFileName());
+                    for (String pid : lines(cg.resolve("cgroup.procs"))) {
+                        out.add("process " + pid + " in cgroup " + cg.getFileName());
+                    }
+                }
+            }
+        }
+        if (Files.isDirectory(Path.of("/sys/fs/cgroup/paddock"))) {
+            for (Path cg : list(Path.of("/sys/fs/cgroup/paddock"))) {
+                if (Files.isDirectory(cg)) {
+                    out.add("cgroup " + cg.getFileName());
+                }
+            }
+        }
+        String sandboxesDir = stateDir.resolve("sandboxes").toString();
+        for (String line : lines(Path.of("/proc/self/mountinfo"))) {
+            if (line.contains(sandboxesDir)) {
+                out.add("mount " + line);
+            }
+        }
+        return out;
+    }
+
+    /** Threads of this JVM whose names mark them as Paddock's. */
+    public static List<String> paddockThreads() {
+        List<String> out = new ArrayList<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.isAlive() && t.getName().startsWith("paddock-init-")) {
+                out.add(t.getName());
+            }
+        }
+        return out;
+    }
+
+    /** Open file descriptors of this JVM that point into the state directory. */
+    public List<String> stateDirFds() {
+        List<String> out = new ArrayList<>();
+        for (Path fd : list(Path.of("/proc/self/fd"))) {
+            try {
+                String target = Files.readSymbolicLink(fd).toString();
+                if (target.startsWith(stateDir.resolve("sandboxes").toString())) {
+                    out.add(fd.getFileName() + " -> " + target);
+                }
+            } catch (IOException e) {
+                // closed meanwhile
+            }
+        }
+        return out;
+    }
+
+    /** One snapshot of all counters. */
+    public Snapshot snapshot() {
+        return new Snapshot(sandboxResources(), paddockThreads().size(), stateDirFds());
+    }
+
+    public record Snapshot(Set<String> resources, int paddockThreads, List<String> stateDirFds) {
+        /** What this snapshot has that {@code before} did not, in words; empty when nothing leaked. */
+        public List<String> leaksSince(Snapshot before) {
+            List<String> leaks = new ArrayList<>();
+            for (String r : resources) {
+                if (!before.resources.contains(r)) {
+                    leaks.add(r);
+                }
+            }
+            if (paddockThreads > before.paddockThreads) {
+                leaks.add("init-channel threads: " + before.paddockThreads + " -> " + paddockThreads);
+            }
+            for (String fd : stateDirFds) {
+                if (!before.stateDirFds.contains(fd)) {
+                    leaks.add("fd " + fd);
+                }
+            }
+            return leaks;
+        }
+    }
+
+    private static List<Path> list(Path dir) {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.sorted().toList();
+        } catch (IOException e) {
+            return List.of();
+        }
+    }
+
+    private static List<String> lines(Path file) {
+        try {
+            return Files.readAllLines(file).stream().filter(l -> !l.isBlank()).toList();
+        } catch (IOException e) {
+            return List.of();
+        }
+    }
+}

@@ -1,0 +1,534 @@
+package io.paddock.testkit;
+
+import io.paddock.ByteSize;
+import io.paddock.ErrorCode;
+import io.paddock.ExecProcess;
+import io.paddock.ExecRequest;
+import io.paddock.ExecResult;
+import io.paddock.ExitStatus;
+import io.paddock.FileInfo;
+import io.paddock.FileType;
+import io.paddock.Paddock;
+import io.paddock.Sandbox;
+import io.paddock.SandboxException;
+import io.paddock.SandboxId;
+import io.paddock.SandboxInfo;
+import io.paddock.SandboxQuery;
+import io.paddock.SandboxSpec;
+import io.paddock.SandboxState;
+import io.paddock.Signal;
+import io.paddock.StopReason;
+import org.junit.jupiter.api.Test;
+
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The behaviour every Paddock backend must have, whatever isolates it (runc, runsc, a daemon over HTTP).
+ * A backend's test class extends this and supplies {@link #paddock()}; it should also register the leak
+ * check. Each test creates and destroys its own sandboxes.
+ */
+public abstract class SandboxContractTest {
+
+    /** The Paddock under test, shared by the tests of one class. */
+    protected abstract Paddock paddock();
+
+    /** A small sandbox: tests run many, on a 2-core machine. */
+    protected SandboxSpec.Builder small() {
+        return SandboxSpec.builder().memory(ByteSize.mib(256)).pids(128).disk(ByteSize.mib(256))
+                .timeout(Duration.ofMinutes(2));
+    }
+
+    protected Sandbox create() {
+        return paddock().create(small().build());
+    }
+
+    // ---- one-shot exec ----
+
+    @Test
+    void execCapturesStdoutAndExitCode() {
+        try (Sandbox sb = create()) {
+            ExecResult r = sb.exec("python3", "-c", "print(6*7)");
+            assertThat(r.stdoutText()).isEqualTo("42\n");
+            assertThat(r.exitCode()).isZero();
+            assertThat(r.status().outcome()).isEqualTo(ExitStatus.Outcome.EXITED);
+            assertThat(r.success()).isTrue();
+        }
+    }
+
+    @Test
+    void execReportsNonZeroExitAndSeparateStderr() {
+        try (Sandbox sb = create()) {
+            ExecResult r = sb.exec("sh", "-c", "echo out; echo err >&2; exit 3");
+            assertThat(r.exitCode()).isEqualTo(3);
+            assertThat(r.stdoutText()).isEqualTo("out\n");
+            assertThat(r.stderrText()).isEqualTo("err\n");
+        }
+    }
+
+    @Test
+    void argvIsNeverInterpretedByAShell() {
+        try (Sandbox sb = create()) {
+            ExecResult r = sb.exec("echo", "$(id)", ";", "rm -rf /", "`x`");
+            assertThat(r.stdoutText()).isEqualTo("$(id) ; rm -rf / `x`\n");
+        }
+    }
+
+    @Test
+    void commandNotFoundExitsWith127AndSaysWhy() {
+        try (Sandbox sb = create()) {
+            ExecResult r = sb.exec("no-such-command-xyz");
+            assertThat(r.exitCode()).isEqualTo(127);
+            assertThat(r.stderrText()).contains("no-such-command-xyz");
+        }
+    }
+
+    @Test
+    void execEnvironmentCwdAndStdin() {
+        try (Sandbox sb = paddock().create(small().env("MODE", "test").secret("API_TOKEN", "tok-123").build())) {
+            ExecResult env = sb.exec(ExecRequest.builder().argv("sh", "-c", "echo $MODE $API_TOKEN $EXTRA $HOME; pwd")
+                    .env("EXTRA", "x").cwd("/tmp").build());
+            assertThat(env.stdoutText()).isEqualTo("test tok-123 x /workspace\n/tmp\n");
+            ExecResult cat = sb.exec(ExecRequest.builder().argv("cat").stdin("hello stdin").build());
+            assertThat(cat.stdoutText()).isEqualTo("hello stdin");
+            assertThat(sb.exec("pwd").stdoutText()).isEqualTo("/workspace\n");
+        }
+    }
+
+    @Test
+    void secretsAreNotEchoedBySpecOrInfo() {
+        SandboxSpec spec = small().secret("API_TOKEN", "tok-secret-value").build();
+        assertThat(spec.toString()).doesNotContain("tok-secret-value").contains("API_TOKEN");
+        try (Sandbox sb = paddock().create(spec)) {
+            assertThat(sb.info().toString()).doesNotContain("tok-secret-value");
+            assertThat(sb.toString()).doesNotContain("tok-secret-value");
+        }
+    }
+
+    @Test
+    void tenantProcessesRunAsTheUnprivilegedSandboxUser() {
+        try (Sandbox sb = create()) {
+            assertThat(sb.exec("id", "-u").stdoutText().trim()).isEqualTo("1000");
+            assertThat(sb.exec("id", "-g").stdoutText().trim()).isEqualTo("1000");
+        }
+    }
+
+    @Test
+    void manyConcurrentExecs() throws Exception {
+        try (Sandbox sb = create()) {
+            ExecutorService pool = Executors.newFixedThreadPool(8);
+            try {
+                List<CompletableFuture<ExecResult>> results = new ArrayList<>();
+                for (int i = 0; i < 40; i++) {
+                    int n = i;
+                    results.add(CompletableFuture.supplyAsync(() -> sb.exec("sh", "-c", "echo " + n), pool));
+                }
+                for (int i = 0; i < results.size(); i++) {
+                    assertThat(results.get(i).get().stdoutText()).isEqualTo(i + "\n");
+                }
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+
+    // ---- streaming exec ----
+
+    @Test
+    void streamingExecWithStdin() throws Exception {
+        try (Sandbox sb = create();
+             ExecProcess p = sb.start(ExecRequest.builder().argv("cat").build())) {
+            p.stdin().write("hi".getBytes(StandardCharsets.UTF_8));
+            p.stdin().flush();
+            byte[] got = p.stdout().readNBytes(2);
+            assertThat(new String(got, StandardCharsets.UTF_8)).isEqualTo("hi");
+            p.closeStdin();
+            assertThat(p.awaitExit(Duration.ofSeconds(10))).hasValueSatisfying(s -> assertThat(s.exitCode()).isZero());
+        }
+    }
+
+    @Test
+    void streamedOutputArrivesWhileTheCommandRuns() throws Exception {
+        try (Sandbox sb = create();
+             ExecProcess p = sb.start(ExecRequest.builder().argv("sh", "-c", "echo first; exec sleep 30").build())) {
+            BufferedReader out = new BufferedReader(new InputStreamReader(p.stdout(), StandardCharsets.UTF_8));
+            assertThat(out.readLine()).isEqualTo("first");
+            assertThat(p.isAlive()).isTrue();
+            p.kill();
+            assertThat(p.awaitExit(Duration.ofSeconds(10))).isPresent();
+        }
+    }
+
+    @Test
+    void stdoutAndStderrAreSeparateLiveStreams() throws Exception {
+        try (Sandbox sb = create();
+             ExecProcess p = sb.start(ExecRequest.builder().argv("sh", "-c", "echo o; echo e >&2; exit 5").build())) {
+            CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> readAll(p.stderr()));
+            assertThat(new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8)).isEqualTo("o\n");
+            assertThat(new String(err.get(), StandardCharsets.UTF_8)).isEqualTo("e\n");
+            assertThat(p.awaitExit().exitCode()).isEqualTo(5);
+        }
+    }
+
+    @Test
+    void signalTerminatesAndIsReported() {
+        try (Sandbox sb = create();
+             ExecProcess p = sb.start(ExecRequest.builder().argv("sleep", "60").build())) {
+            p.signal(Signal.SIGTERM);
+            ExitStatus s = p.awaitExit(Duration.ofSeconds(10)).orElseThrow();
+            assertThat(s.outcome()).isEqualTo(ExitStatus.Outcome.SIGNALED);
+            assertThat(s.signal()).isEqualTo(15);
+            assertThat(s.exitCode()).isEqualTo(143);
+        }
+    }
+
+    @Test
+    void largeOutputStreamsCompletelyWithBackpressure() throws Exception {
+        try (Sandbox sb = create();
+             ExecProcess p = sb.start(ExecRequest.builder().argv("head", "-c", "33554432", "/dev/zero")
+                     .outputLimit(ExecRequest.UNLIMITED).build())) {
+            long total = 0;
+            byte[] buf = new byte[65536];
+            int n;
+            InputStream in = p.stdout();
+            while ((n = in.read(buf)) > 0) {
+                total += n;
+            }
+            assertThat(total).isEqualTo(32L << 20);
+            assertThat(p.awaitExit().success()).isTrue();
+        }
+    }
+
+    // ---- limits and timeouts ----
+
+    @Test
+    void execTimeoutKillsTheWholeProcessTree() {
+        try (Sandbox sb = create()) {
+            long start = System.nanoTime();
+            ExecResult r = sb.exec(ExecRequest.builder().argv("sh", "-c", "sleep 1000 & setsid sleep 1001 & sleep 1002")
+                    .timeout(Duration.ofSeconds(1)).build());
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+            assertThat(r.status().outcome()).isEqualTo(ExitStatus.Outcome.TIMED_OUT);
+            assertThat(r.exitCode()).isEqualTo(124);
+            assertThat(took).isLessThan(Duration.ofSeconds(6));
+            assertThat(sb.exec("sh", "-c", "ps -eo comm= | grep -c sleep || true").stdoutText().trim()).isEqualTo("0");
+        }
+    }
+
+    @Test
+    void outOfMemoryIsReportedAsOom() {
+        try (Sandbox sb = paddock().create(small().memory(ByteSize.mib(64)).build())) {
+            ExecResult r = sb.exec("python3", "-c", "b = bytearray(256 * 1024 * 1024); print(len(b))");
+            assertThat(r.status().outcome()).isEqualTo(ExitStatus.Outcome.OOM_KILLED);
+            assertThat(r.exitCode()).isEqualTo(137);
+            assertThat(r.stdoutText()).doesNotContain("268435456");
+            assertThat(sb.exec("echo", "still alive").stdoutText()).isEqualTo("still alive\n");
+        }
+    }
+
+    @Test
+    void outputCapIsReportedAsTruncated() {
+        try (Sandbox sb = create()) {
+            ExecResult r = sb.exec(ExecRequest.builder().argv("sh", "-c", "yes | head -c 5000000; echo done >&2")
+                    .outputLimit(ByteSize.kib(64)).build());
+            assertThat(r.stdout()).hasSize(64 * 1024);
+            assertThat(r.status().stdoutTruncated()).isTrue();
+            assertThat(r.status().stderrTruncated()).isFalse();
+            assertThat(r.stderrText()).isEqualTo("done\n");
+            assertThat(r.success()).isTrue();
+        }
+    }
+
+    @Test
+    void processLimitStopsForks() {
+        try (Sandbox sb = paddock().create(small().pids(32).build())) {
+            ExecResult r = sb.exec(ExecRequest.builder().argv("python3", "-c", """
+                    import os, time
+                    n = 0
+                    try:
+                        for _ in range(200):
+                            if os.fork() == 0:
+                                time.sleep(5); os._exit(0)
+                            n += 1
+                    except OSError as e:
+                        print("fork failed after", n, e.errno)
+                    """).timeout(Duration.ofSeconds(20)).build());
+            assertThat(r.stdoutText()).startsWith("fork failed after");
+            int forked = Integer.parseInt(r.stdoutText().split(" ")[3]);
+            assertThat(forked).isLessThan(32);
+        }
+    }
+
+    @Test
+    void diskLimitGivesNoSpace() {
+        try (Sandbox sb = paddock().create(small().disk(ByteSize.mib(8)).build())) {
+            ExecResult r = sb.exec("sh", "-c", "dd if=/dev/zero of=/workspace/f bs=1M count=64 2>&1; echo rc=$?");
+            assertThat(r.stdoutText()).contains("No space left on device");
+            ExecResult size = sb.exec("sh", "-c", "du -sk /workspace | cut -f1");
+            assertThat(Long.parseLong(size.stdoutText().trim())).isLessThanOrEqualTo(8 * 1024);
+        }
+    }
+
+    @Test
+    void openFilesLimitApplies() {
+        try (Sandbox sb = paddock().create(small().openFiles(100).build())) {
+            assertThat(sb.exec("sh", "-c", "ulimit -n").stdoutText().trim()).isEqualTo("100");
+        }
+    }
+
+    @Test
+    void rootFilesystemIsReadOnly() {
+        try (Sandbox sb = create()) {
+            ExecResult r = sb.exec("sh", "-c", "touch /usr/x 2>&1; touch /etc/x 2>&1; touch /x 2>&1");
+            assertThat(r.stdoutText()).contains("Read-only file system");
+            assertThat(sb.exec("touch", "/workspace/ok", "/tmp/ok").success()).isTrue();
+        }
+    }
+
+    // ---- lifecycle ----
+
+    @Test
+    void lifetimeTimeoutDestroysTheSandbox() {
+        Sandbox sb = paddock().create(small().timeout(Duration.ofSeconds(2)).build());
+        SandboxInfo info = sb.awaitStop(Duration.ofSeconds(30)).orElseThrow();
+        assertThat(info.state()).isEqualTo(SandboxState.STOPPED);
+        assertThat(info.stopReason()).contains(StopReason.TIMEOUT);
+        assertThatThrownBy(() -> sb.exec("true")).isInstanceOf(SandboxException.class)
+                .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
+    }
+
+    @Test
+    void setTimeoutExtendsTheLifetime() throws Exception {
+        try (Sandbox sb = paddock().create(small().timeout(Duration.ofSeconds(2)).build())) {
+            sb.setTimeout(Duration.ofMinutes(1));
+            Thread.sleep(3000);
+            assertThat(sb.state()).isEqualTo(SandboxState.RUNNING);
+            assertThat(sb.exec("true").success()).isTrue();
+        }
+    }
+
+    @Test
+    void findByIdNameAndLabels() {
+        String name = "contract-" + Long.toHexString(new Random().nextLong() & 0xffffffffL);
+        try (Sandbox a = paddock().create(small().name(name).label("team", "ml").label("tier", "a").build());
+             Sandbox b = paddock().create(small().label("team", "ml").label("tier", "b").build())) {
+            assertThat(paddock().get(a.id()).id()).isEqualTo(a.id());
+            assertThat(paddock().get(a.id().value()).name()).contains(name);
+            assertThat(paddock().getByName(name).id()).isEqualTo(a.id());
+            assertThat(paddock().list(SandboxQuery.builder().label("team", "ml").build()))
+                    .extracting(SandboxInfo::id).contains(a.id(), b.id());
+            assertThat(paddock().list(SandboxQuery.builder().label("tier", "b").build()))
+                    .extracting(SandboxInfo::id).containsExactly(b.id());
+            assertThat(paddock().list(SandboxQuery.builder().label("tier", "b").state(SandboxState.STOPPED).build()))
+                    .isEmpty();
+            assertThat(paddock().get(a.id()).info().labels()).containsEntry("team", "ml");
+        }
+    }
+
+    @Test
+    void namesAreUniqueAmongLiveSandboxesAndFreedByDestroy() {
+        String name = "dup-" + Long.toHexString(new Random().nextLong() & 0xffffffffL);
+        Sandbox first = paddock().create(small().name(name).build());
+        try {
+            assertThatThrownBy(() -> paddock().create(small().name(name).build()))
+                    .isInstanceOf(SandboxException.class)
+                    .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.ALREADY_EXISTS));
+        } finally {
+            first.destroy();
+        }
+        try (Sandbox second = paddock().create(small().name(name).build())) {
+            assertThat(paddock().getByName(name).id()).isEqualTo(second.id());
+        }
+        assertThatThrownBy(() -> paddock().getByName(name)).isInstanceOf(SandboxException.class)
+                .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.NOT_FOUND));
+    }
+
+    @Test
+    void unknownIdIsNotFound() {
+        assertThatThrownBy(() -> paddock().get(new SandboxId("sb-" + "a".repeat(26))))
+                .isInstanceOf(SandboxException.class)
+                .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.NOT_FOUND));
+        assertThatThrownBy(() -> paddock().get("not-an-id"))
+                .isInstanceOf(SandboxException.class)
+                .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.INVALID_ARGUMENT));
+    }
+
+    @Test
+    void destroyIsIdempotentAndStopsEverything() {
+        Sandbox sb = create();
+        SandboxId id = sb.id();
+        sb.destroy();
+        sb.destroy();
+        assertThat(sb.state()).isEqualTo(SandboxState.STOPPED);
+        assertThat(sb.info().stopReason()).contains(StopReason.DESTROYED);
+        assertThat(paddock().list(SandboxQuery.builder().state(SandboxState.RUNNING).build()))
+                .extracting(SandboxInfo::id).doesNotContain(id);
+        assertThatThrownBy(() -> sb.files().read("/etc/hostname")).isInstanceOf(SandboxException.class);
+    }
+
+    @Test
+    void entrypointRunsForTheSandboxLifeAndItsOutputIsKept() throws Exception {
+        try (Sandbox sb = paddock().create(small().entrypoint("sh", "-c", "echo started; echo warn >&2; exec sleep 600").build())) {
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (!sb.logs().stdoutText().contains("started") && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(sb.logs().stdoutText()).isEqualTo("started\n");
+            assertThat(sb.logs().stderrText()).isEqualTo("warn\n");
+            assertThat(sb.exec("sh", "-c", "ps -eo args= | grep -c '^sleep 600'").stdoutText().trim()).isEqualTo("1");
+        }
+    }
+
+    @Test
+    void sandboxStopsWhenItsEntrypointExits() {
+        Sandbox sb = paddock().create(small().entrypoint("sh", "-c", "echo bye; exit 7").build());
+        SandboxInfo info = sb.awaitStop(Duration.ofSeconds(30)).orElseThrow();
+        assertThat(info.stopReason()).contains(StopReason.ENTRYPOINT_EXITED);
+        assertThat(info.entrypointExit()).hasValueSatisfying(s -> assertThat(s.exitCode()).isEqualTo(7));
+        assertThat(sb.logs().stdoutText()).isEqualTo("bye\n");
+    }
+
+    // ---- files ----
+
+    @Test
+    void filesRoundTrip() {
+        try (Sandbox sb = create()) {
+            sb.files().writeString("/workspace/a/b/hello.txt", "hello");
+            assertThat(sb.files().readString("/workspace/a/b/hello.txt")).isEqualTo("hello");
+            assertThat(sb.files().readString("a/b/hello.txt")).as("relative to workdir").isEqualTo("hello");
+            assertThat(sb.exec("cat", "/workspace/a/b/hello.txt").stdoutText()).isEqualTo("hello");
+            assertThat(sb.exec("stat", "-c", "%u", "/workspace/a/b/hello.txt").stdoutText().trim()).isEqualTo("1000");
+
+            FileInfo st = sb.files().stat("/workspace/a/b/hello.txt");
+            assertThat(st.type()).isEqualTo(FileType.FILE);
+            assertThat(st.size()).isEqualTo(5);
+            assertThat(st.name()).isEqualTo("hello.txt");
+
+            sb.files().mkdir("/workspace/d1/d2");
+            assertThat(sb.files().stat("/workspace/d1/d2").isDirectory()).isTrue();
+            sb.files().move("/workspace/a/b/hello.txt", "/workspace/d1/moved.txt");
+            assertThat(sb.files().exists("/workspace/a/b/hello.txt")).isFalse();
+            assertThat(sb.files().list("/workspace/d1")).extracting(FileInfo::name)
+                    .containsExactlyInAnyOrder("d2", "moved.txt");
+            sb.files().remove("/workspace/d1/moved.txt");
+            assertThat(sb.files().exists("/workspace/d1/moved.txt")).isFalse();
+            sb.files().removeRecursive("/workspace/d1");
+            assertThat(sb.files().exists("/workspace/d1")).isFalse();
+            sb.files().removeRecursive("/workspace/never-existed");
+        }
+    }
+
+    @Test
+    void largeFilesStreamBothWays() throws Exception {
+        try (Sandbox sb = create()) {
+            byte[] data = new byte[12 * 1024 * 1024 + 7];
+            new Random(1).nextBytes(data);
+            sb.files().write("/workspace/big.bin", new ByteArrayInputStream(data));
+            assertThat(sb.exec("sh", "-c", "wc -c < /workspace/big.bin").stdoutText().trim())
+                    .isEqualTo(Integer.toString(data.length));
+            try (InputStream in = sb.files().openRead("/workspace/big.bin")) {
+                assertThat(Arrays.equals(in.readAllBytes(), data)).isTrue();
+            }
+            assertThat(sb.files().read("/workspace/big.bin")).isEqualTo(data);
+        }
+    }
+
+    @Test
+    void fileErrorsCarryTheRightCodes() {
+        try (Sandbox sb = create()) {
+            assertCode(() -> sb.files().read("/workspace/missing"), ErrorCode.NOT_FOUND);
+            assertCode(() -> sb.files().write("/usr/bin/evil", new byte[1]), ErrorCode.PERMISSION_DENIED);
+            assertCode(() -> sb.files().read("/workspace/../etc/passwd"), ErrorCode.INVALID_ARGUMENT);
+            assertCode(() -> sb.files().read("/proc/self/environ"), ErrorCode.INVALID_ARGUMENT);
+            assertCode(() -> sb.files().read("bad\0path"), ErrorCode.INVALID_ARGUMENT);
+            sb.files().mkdir("/workspace/dir");
+            assertCode(() -> sb.files().read("/workspace/dir"), ErrorCode.FAILED_PRECONDITION);
+            sb.exec("mkfifo", "/workspace/fifo");
+            assertCode(() -> sb.files().read("/workspace/fifo"), ErrorCode.FAILED_PRECONDITION);
+            assertThat(sb.exec("echo", "usable").stdoutText()).isEqualTo("usable\n");
+        }
+    }
+
+    @Test
+    void filesAreResolvedInsideTheSandbox() {
+        try (Sandbox sb = create()) {
+            sb.exec("ln", "-s", "/", "/workspace/root");
+            sb.exec("ln", "-s", "/tmp", "/workspace/tmplink");
+            sb.files().writeString("/workspace/tmplink/through-link", "x");
+            assertThat(sb.exec("cat", "/tmp/through-link").stdoutText()).isEqualTo("x");
+            // The sandbox's /etc/hostname, never the host's.
+            assertThat(sb.files().readString("/workspace/root/etc/hostname")).isEqualTo("sandbox\n");
+            assertCode(() -> sb.files().writeString("/workspace/root/etc/evil", "x"), ErrorCode.PERMISSION_DENIED);
+        }
+    }
+
+    // ---- bad input ----
+
+    @Test
+    void badSpecsAreRejectedNamingTheField() {
+        assertInvalid(() -> SandboxSpec.builder().name("Not_A_Name"), "name");
+        assertInvalid(() -> SandboxSpec.builder().label("bad key!", "v"), "labels");
+        assertInvalid(() -> SandboxSpec.builder().label("k", "bad value!"), "labels");
+        assertInvalid(() -> SandboxSpec.builder().env("1BAD", "v"), "env");
+        assertInvalid(() -> SandboxSpec.builder().env("K", "nul\0"), "env");
+        assertInvalid(() -> SandboxSpec.builder().memory(ByteSize.kib(1)), "memory");
+        assertInvalid(() -> SandboxSpec.builder().cpus(0), "cpus");
+        assertInvalid(() -> SandboxSpec.builder().pids(1), "pids");
+        assertInvalid(() -> SandboxSpec.builder().workdir("relative"), "workdir");
+        assertInvalid(() -> SandboxSpec.builder().workdir("/proc/self/fd/3"), "workdir");
+        assertInvalid(() -> SandboxSpec.builder().timeout(Duration.ZERO), "timeout");
+        assertInvalid(() -> ExecRequest.builder().argv(List.of()), "argv");
+        assertInvalid(() -> ExecRequest.builder().argv("a\0b"), "argv");
+        assertInvalid(() -> ExecRequest.builder().cwd("/proc/self/fd/7"), "cwd");
+        assertInvalid(() -> paddock().create(small().image("no-such-image").build()), "image");
+        assertInvalid(() -> paddock().create(small().workdir("/usr/lib").build()), "workdir");
+        assertInvalid(() -> paddock().create(small().openFiles(1 << 20).build()), "openFiles");
+    }
+
+    // ---- helpers ----
+
+    protected static void assertCode(Runnable r, ErrorCode code) {
+        assertThatThrownBy(r::run).isInstanceOf(SandboxException.class)
+                .satisfies(e -> assertThat(((SandboxException) e).code()).as(e.getMessage()).isEqualTo(code));
+    }
+
+    protected static void assertInvalid(Runnable r, String field) {
+        assertThatThrownBy(r::run).isInstanceOf(SandboxException.class)
+                .satisfies(e -> {
+                    assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.INVALID_ARGUMENT);
+                    assertThat(e.getMessage()).startsWith(field + ":");
+                });
+    }
+
+    protected static byte[] readAll(InputStream in) {
+        try {
+            return in.readAllBytes();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    protected static void write(OutputStream out, String s) {
+        try {
+            out.write(s.getBytes(StandardCharsets.UTF_8));
+            out.flush();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}

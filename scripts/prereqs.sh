@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Checks (and, as root on Debian/Ubuntu, installs) what Paddock needs on this host.
+#   scripts/prereqs.sh build   - to build: JDK 17+, Maven, make, a C compiler (musl-gcc preferred)
+#   scripts/prereqs.sh run     - to run sandboxes: the above plus root and runc
+#   scripts/prereqs.sh test    - to run the test suite: the above plus the tools the tests use
+# Prints what is missing and how to get it; exits non-zero when something cannot be installed.
+set -euo pipefail
+mode=${1:-run}
+
+missing_pkgs=()
+need() { # need COMMAND DEBIAN_PACKAGE
+  command -v "$1" >/dev/null 2>&1 || missing_pkgs+=("$2")
+}
+
+need java openjdk-17-jdk-headless
+need javac openjdk-17-jdk-headless
+need mvn maven
+need make make
+need gcc gcc
+need musl-gcc musl-tools
+if [[ $mode == run || $mode == test ]]; then
+  need runc runc
+  need mkfifo coreutils
+fi
+if [[ $mode == test ]]; then
+  need python3 python3
+  need node nodejs
+fi
+
+if ((${#missing_pkgs[@]})); then
+  # shellcheck disable=SC2207
+  pkgs=($(printf '%s\n' "${missing_pkgs[@]}" | sort -u))
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    echo "paddock: installing ${pkgs[*]} (apt-get)…" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    if ! apt-get install -y -qq "${pkgs[@]}" >/dev/null 2>&1; then
+      apt-get update -qq >/dev/null 2>&1 || true
+      apt-get install -y -qq "${pkgs[@]}" >&2 || {
+        echo "paddock: could not install ${pkgs[*]}; install them and try again" >&2
+        exit 1
+      }
+    fi
+  else
+    echo "paddock: missing: ${pkgs[*]}" >&2
+    echo "paddock: install them, for example: sudo apt-get install -y ${pkgs[*]}" >&2
+    exit 1
+  fi
+fi
+
+if [[ $mode == run || $mode == test ]] && [[ $(id -u) -ne 0 ]]; then
+  echo "paddock: the local engine must run as root (each sandbox gets its own user namespace, host uid range," >&2
+  echo "paddock: cgroups and mounts). Run it with sudo, as root, or use a Paddock daemon (paddock serve)." >&2
+  exit 1
+fi
