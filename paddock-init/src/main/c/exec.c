@@ -248,36 +248,21 @@ static void maybe_end(struct exec *e)
         flags |= EXITF_STDERR_TRUNC;
     if (e->killed)
         flags |= EXITF_KILLED;
-    struct msg m;
-    msg_begin(&m, &g.out, R_EXIT, e->id);
-    msg_u8(&m, (uint8_t)e->kind);
-    msg_u32(&m, (uint32_t)e->code);
-    msg_u32(&m, flags);
-    msg_u64(&m, now_ns() - e->start_ns);
-    msg_u64(&m, (uint64_t)e->utime_us);
-    msg_u64(&m, (uint64_t)e->stime_us);
-    msg_u64(&m, (uint64_t)e->maxrss_kb);
-    msg_bytes(&m, e->msg, strlen(e->msg));
-    if (msg_end(&m) < 0)
+    struct exit_report x = {(uint8_t)e->kind, e->code, flags, now_ns() - e->start_ns, (uint64_t)e->utime_us,
+                            (uint64_t)e->stime_us, (uint64_t)e->maxrss_kb, e->msg};
+    size_t before = buf_used(&g.out);
+    enc_exit(&g.out, e->id, &x);
+    if (buf_used(&g.out) == before)
         logmsg("exec %u: EXIT dropped (output queue full)", e->id);
 }
 
 /* The command never started: report it without a shim (bad request, fork failure). */
 static void fail_now(uint32_t id, int err, const char *what)
 {
-    struct msg m;
-    msg_begin(&m, &g.out, R_EXIT, id);
-    msg_u8(&m, EXIT_FAILED_TO_START);
-    msg_u32(&m, (uint32_t)err);
-    msg_u32(&m, 0);
-    msg_u64(&m, 0);
-    msg_u64(&m, 0);
-    msg_u64(&m, 0);
-    msg_u64(&m, 0);
     char b[256];
     snprintf(b, sizeof(b), "%s: %s", what, strerror(err));
-    msg_bytes(&m, b, strlen(b));
-    msg_end(&m);
+    struct exit_report x = {EXIT_FAILED_TO_START, err, 0, 0, 0, 0, 0, b};
+    enc_exit(&g.out, id, &x);
 }
 
 void exec_spawn_too_big(uint32_t chan)
@@ -286,112 +271,6 @@ void exec_spawn_too_big(uint32_t chan)
 }
 
 /* ---------------------------------------------------------------- the command and its shim */
-
-struct spawn_req {
-    uint32_t flags, uid, gid;
-    uint64_t timeout_ms;
-    uint64_t cap[2];
-    uint32_t win[2];
-    char *cwd;
-    char **argv;
-    char **envp;
-    uint32_t n_rlim;
-    struct { uint32_t res; struct rlimit lim; } *rlim;
-};
-
-static void spawn_req_free(struct spawn_req *s)
-{
-    if (s->argv)
-        for (char **a = s->argv; *a; a++)
-            free(*a);
-    if (s->envp)
-        for (char **a = s->envp; *a; a++)
-            free(*a);
-    free(s->argv);
-    free(s->envp);
-    free(s->cwd);
-    free(s->rlim);
-}
-
-/* A wire str as a C string; fails on embedded NUL (it cannot be passed to execve). */
-static char *rd_cstr(struct rd *r)
-{
-    uint32_t n;
-    const uint8_t *p = rd_bytes(r, &n);
-    if (r->err || memchr(p, 0, n))
-        return NULL;
-    char *s = malloc((size_t)n + 1);
-    if (!s)
-        return NULL;
-    memcpy(s, p, n);
-    s[n] = 0;
-    return s;
-}
-
-static char **rd_cstrlist(struct rd *r, int need_one)
-{
-    uint32_t count = rd_u32(r);
-    /* Each entry takes at least 4 bytes on the wire: this bounds the allocation by the message size. */
-    if (r->err || count > rd_left(r) / 4 || (need_one && count == 0))
-        return NULL;
-    char **v = calloc((size_t)count + 1, sizeof(char *));
-    if (!v)
-        return NULL;
-    for (uint32_t i = 0; i < count; i++) {
-        v[i] = rd_cstr(r);
-        if (!v[i]) {
-            for (uint32_t j = 0; j < i; j++)
-                free(v[j]);
-            free(v);
-            return NULL;
-        }
-    }
-    return v;
-}
-
-static int parse_spawn(struct spawn_req *s, const uint8_t *p, size_t n)
-{
-    struct rd r;
-    rd_init(&r, p, n);
-    memset(s, 0, sizeof(*s));
-    s->flags = rd_u32(&r);
-    s->uid = rd_u32(&r);
-    s->gid = rd_u32(&r);
-    s->timeout_ms = rd_u64(&r);
-    s->cap[0] = rd_u64(&r);
-    s->cap[1] = rd_u64(&r);
-    s->win[0] = rd_u32(&r);
-    s->win[1] = rd_u32(&r);
-    if (r.err)
-        return -1;
-    s->cwd = rd_cstr(&r);
-    if (!s->cwd || s->cwd[0] != '/')
-        return -1;
-    s->argv = rd_cstrlist(&r, 1);
-    if (!s->argv || !s->argv[0][0])
-        return -1;
-    s->envp = rd_cstrlist(&r, 0);
-    if (!s->envp)
-        return -1;
-    s->n_rlim = rd_u32(&r);
-    if (r.err || s->n_rlim > 64 || (size_t)s->n_rlim * 20 > rd_left(&r))
-        return -1;
-    s->rlim = calloc(s->n_rlim ? s->n_rlim : 1, sizeof(*s->rlim));
-    if (!s->rlim)
-        return -1;
-    for (uint32_t i = 0; i < s->n_rlim; i++) {
-        s->rlim[i].res = rd_u32(&r);
-        uint64_t soft = rd_u64(&r), hard = rd_u64(&r);
-        s->rlim[i].lim.rlim_cur = soft == U64_NONE ? RLIM_INFINITY : (rlim_t)soft;
-        s->rlim[i].lim.rlim_max = hard == U64_NONE ? RLIM_INFINITY : (rlim_t)hard;
-    }
-    if (r.err)
-        return -1;
-    /* uid/gid (u32)-1 would mean "unchanged" to setresuid: refuse it. */
-    if (s->uid == UINT32_MAX || s->gid == UINT32_MAX)
-        return -1;
-    return 0;
-}
 
 static void close_from(int lo, int hi_incl)
 {
@@ -483,9 +362,13 @@ static void run_command(struct spawn_req *s, int errfd)
         child_fail(errfd, errno, "setsid", NULL);
     close_from(3, errfd - 1);
     close_from(errfd + 1, INT32_MAX);
-    for (uint32_t i = 0; i < s->n_rlim; i++)
-        if (setrlimit((int)s->rlim[i].res, &s->rlim[i].lim) < 0)
+    for (uint32_t i = 0; i < s->n_rlim; i++) {
+        struct rlimit l;
+        l.rlim_cur = s->rlim[i].soft == U64_NONE ? RLIM_INFINITY : (rlim_t)s->rlim[i].soft;
+        l.rlim_max = s->rlim[i].hard == U64_NONE ? RLIM_INFINITY : (rlim_t)s->rlim[i].hard;
+        if (setrlimit((int)s->rlim[i].res, &l) < 0)
             child_fail(errfd, errno, "setrlimit", NULL);
+    }
     int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
     if (oom >= 0) {
         ssize_t w = write(oom, "1000", 4);
@@ -620,7 +503,7 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
         exec_free(victim);
     }
     struct spawn_req s;
-    if (parse_spawn(&s, p, n) < 0) {
+    if (spawn_decode(&s, p, n) < 0) {
         spawn_req_free(&s);
         fail_now(id, EINVAL, "malformed spawn request");
         return;
@@ -906,9 +789,11 @@ void exec_signal(uint32_t id, uint32_t sig, uint8_t scope)
     }
     if (sig == 0 || sig > 64)
         return;
+    /* The group outlives its leader while members remain, and the kernel never reuses a pid that is
+     * still a process group id: kill(-pid) is safe until the exec ends. */
     if (e->pid == 0)
         e->pending_signal = (int)sig;
-    else if (!e->main_exited)
+    else
         kill(-e->pid, (int)sig);
 }
 

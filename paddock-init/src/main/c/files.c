@@ -228,12 +228,8 @@ static void put_info(struct msg *m, const struct stat *st, const char *name, con
                    : S_ISDIR(st->st_mode) ? FT_DIR
                    : S_ISLNK(st->st_mode) ? FT_SYMLINK
                                           : FT_OTHER;
-    msg_u8(m, type);
-    msg_u32(m, st->st_mode & 07777);
-    msg_u64(m, (uint64_t)st->st_size);
-    msg_u64(m, (uint64_t)((int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec));
-    msg_bytes(m, name, strlen(name));
-    msg_bytes(m, link, llen);
+    int64_t mtime = (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+    enc_info(m, type, st->st_mode & 07777, (uint64_t)st->st_size, mtime, name, link, llen);
 }
 
 /* Describes dirfd/name without following it; 0 or an errno. */

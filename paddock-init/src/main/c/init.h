@@ -3,7 +3,9 @@
 #ifndef PADDOCK_INIT_H
 #define PADDOCK_INIT_H
 
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>

@@ -1,5 +1,6 @@
 #include "proto.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 uint32_t be32(const uint8_t *p)
@@ -265,4 +266,141 @@ enum asm_result asm_feed(struct assembler *a, const uint8_t *frame, size_t n, st
     out->len = buf_used(&a->msg);
     /* The data stays in a->msg until the next call; asm_feed clears it when a new message starts. */
     return ASM_MESSAGE;
+}
+
+/* ---- SPAWN ---- */
+
+
+void spawn_req_free(struct spawn_req *s)
+{
+    if (s->argv)
+        for (char **a = s->argv; *a; a++)
+            free(*a);
+    if (s->envp)
+        for (char **a = s->envp; *a; a++)
+            free(*a);
+    free(s->argv);
+    free(s->envp);
+    free(s->cwd);
+    free(s->rlim);
+}
+
+/* A wire str as a C string; fails on embedded NUL (it cannot be passed to execve). */
+static char *rd_cstr(struct rd *r)
+{
+    uint32_t n;
+    const uint8_t *p = rd_bytes(r, &n);
+    if (r->err || memchr(p, 0, n))
+        return NULL;
+    char *s = malloc((size_t)n + 1);
+    if (!s)
+        return NULL;
+    memcpy(s, p, n);
+    s[n] = 0;
+    return s;
+}
+
+static char **rd_cstrlist(struct rd *r, int need_one)
+{
+    uint32_t count = rd_u32(r);
+    /* Each entry takes at least 4 bytes on the wire: this bounds the allocation by the message size. */
+    if (r->err || count > rd_left(r) / 4 || (need_one && count == 0))
+        return NULL;
+    char **v = calloc((size_t)count + 1, sizeof(char *));
+    if (!v)
+        return NULL;
+    for (uint32_t i = 0; i < count; i++) {
+        v[i] = rd_cstr(r);
+        if (!v[i]) {
+            for (uint32_t j = 0; j < i; j++)
+                free(v[j]);
+            free(v);
+            return NULL;
+        }
+    }
+    return v;
+}
+
+int spawn_decode(struct spawn_req *s, const uint8_t *p, size_t n)
+{
+    struct rd r;
+    rd_init(&r, p, n);
+    memset(s, 0, sizeof(*s));
+    s->flags = rd_u32(&r);
+    s->uid = rd_u32(&r);
+    s->gid = rd_u32(&r);
+    s->timeout_ms = rd_u64(&r);
+    s->cap[0] = rd_u64(&r);
+    s->cap[1] = rd_u64(&r);
+    s->win[0] = rd_u32(&r);
+    s->win[1] = rd_u32(&r);
+    if (r.err)
+        return -1;
+    s->cwd = rd_cstr(&r);
+    if (!s->cwd || s->cwd[0] != '/')
+        return -1;
+    s->argv = rd_cstrlist(&r, 1);
+    if (!s->argv || !s->argv[0][0])
+        return -1;
+    s->envp = rd_cstrlist(&r, 0);
+    if (!s->envp)
+        return -1;
+    s->n_rlim = rd_u32(&r);
+    if (r.err || s->n_rlim > 64 || (size_t)s->n_rlim * 20 > rd_left(&r))
+        return -1;
+    s->rlim = calloc(s->n_rlim ? s->n_rlim : 1, sizeof(*s->rlim));
+    if (!s->rlim)
+        return -1;
+    for (uint32_t i = 0; i < s->n_rlim; i++) {
+        s->rlim[i].res = rd_u32(&r);
+        s->rlim[i].soft = rd_u64(&r);
+        s->rlim[i].hard = rd_u64(&r);
+    }
+    if (r.err)
+        return -1;
+    /* uid/gid (u32)-1 would mean "unchanged" to setresuid: refuse it. */
+    if (s->uid == UINT32_MAX || s->gid == UINT32_MAX)
+        return -1;
+    return 0;
+}
+
+
+/* ---- init -> engine encoders ---- */
+
+void enc_hello_ack(struct buf *b, const uint8_t nonce[16], const char *build_id)
+{
+    struct msg m;
+    msg_begin(&m, b, R_HELLO_ACK, 0);
+    msg_u32(&m, PDK_MAGIC);
+    msg_raw(&m, nonce, 16);
+    msg_u32(&m, PDK_VERSION);
+    msg_bytes(&m, build_id, strlen(build_id));
+    msg_end(&m);
+}
+
+void enc_exit(struct buf *b, uint32_t chan, const struct exit_report *x)
+{
+    struct msg m;
+    msg_begin(&m, b, R_EXIT, chan);
+    msg_u8(&m, x->kind);
+    msg_u32(&m, (uint32_t)x->code);
+    msg_u32(&m, x->flags);
+    msg_u64(&m, x->duration_ns);
+    msg_u64(&m, x->user_us);
+    msg_u64(&m, x->sys_us);
+    msg_u64(&m, x->max_rss_kb);
+    const char *s = x->message ? x->message : "";
+    msg_bytes(&m, s, strlen(s));
+    msg_end(&m);
+}
+
+void enc_info(struct msg *m, uint8_t type, uint32_t mode, uint64_t size, int64_t mtime_ns, const char *name,
+              const char *link, size_t link_len)
+{
+    msg_u8(m, type);
+    msg_u32(m, mode);
+    msg_u64(m, size);
+    msg_u64(m, (uint64_t)mtime_ns);
+    msg_bytes(m, name, strlen(name));
+    msg_bytes(m, link, link_len);
 }

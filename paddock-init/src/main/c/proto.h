@@ -138,4 +138,42 @@ long frame_split(const uint8_t *p, size_t n, size_t max_frame);
 /* Feeds one complete frame (as found by frame_split). */
 enum asm_result asm_feed(struct assembler *a, const uint8_t *frame, size_t n, struct frame *out);
 
+/* ---- typed messages shared by the init and the C tests ---- */
+
+struct spawn_rlimit {
+    uint32_t res;
+    uint64_t soft, hard; /* U64_NONE = unlimited */
+};
+
+struct spawn_req {
+    uint32_t flags, uid, gid;
+    uint64_t timeout_ms;
+    uint64_t cap[2];
+    uint32_t win[2];
+    char *cwd;
+    char **argv;
+    char **envp;
+    uint32_t n_rlim;
+    struct spawn_rlimit *rlim;
+};
+
+/* Decodes a SPAWN payload into NUL-terminated strings (an embedded NUL is an error). 0 or -1; on -1 the
+ * caller still calls spawn_req_free. */
+int spawn_decode(struct spawn_req *s, const uint8_t *p, size_t n);
+void spawn_req_free(struct spawn_req *s);
+
+struct exit_report {
+    uint8_t kind;
+    int32_t code;
+    uint32_t flags;
+    uint64_t duration_ns, user_us, sys_us, max_rss_kb;
+    const char *message;
+};
+
+void enc_hello_ack(struct buf *b, const uint8_t nonce[16], const char *build_id);
+void enc_exit(struct buf *b, uint32_t chan, const struct exit_report *x);
+/* A file info record, inside a message being built. */
+void enc_info(struct msg *m, uint8_t type, uint32_t mode, uint64_t size, int64_t mtime_ns, const char *name,
+              const char *link, size_t link_len);
+
 #endif

@@ -1,0 +1,39 @@
+package io.paddock.bench;
+
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** Percentiles of a sample of latencies, in microseconds. */
+record Stats(int n, double p50, double p90, double p99, double max, double mean) {
+    static Stats of(long[] nanos) {
+        long[] s = nanos.clone();
+        Arrays.sort(s);
+        double mean = Arrays.stream(s).average().orElse(0) / 1000.0;
+        return new Stats(s.length, pct(s, 50), pct(s, 90), pct(s, 99), s[s.length - 1] / 1000.0, mean);
+    }
+
+    private static double pct(long[] sorted, double p) {
+        int i = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
+        return sorted[Math.max(0, Math.min(sorted.length - 1, i))] / 1000.0;
+    }
+
+    Map<String, Object> toMap() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("n", n);
+        m.put("p50_us", round(p50));
+        m.put("p90_us", round(p90));
+        m.put("p99_us", round(p99));
+        m.put("max_us", round(max));
+        m.put("mean_us", round(mean));
+        return m;
+    }
+
+    static double round(double v) {
+        return Math.round(v * 10) / 10.0;
+    }
+
+    String row(String name) {
+        return String.format("%-44s %6d %10.2f %10.2f %10.2f %10.2f", name, n, p50 / 1000, p90 / 1000, p99 / 1000, max / 1000);
+    }
+}

@@ -1,0 +1,620 @@
+package io.paddock.init.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.paddock.ErrorCode;
+import io.paddock.ExecResult;
+import io.paddock.ExitStatus;
+import io.paddock.FileInfo;
+import io.paddock.FileType;
+import io.paddock.SandboxException;
+import io.paddock.SandboxFiles;
+import io.paddock.Signal;
+
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The real init binary, run as a plain child process, driven through InitClient. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class InitEndToEndTest {
+    @TempDir
+    Path dir;
+    InitProcess init;
+    InitClient client;
+
+    @BeforeEach
+    void start() throws Exception {
+        init = InitProcess.started(dir);
+        client = init.client;
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        init.close();
+    }
+
+    private SpawnRequest.Builder cmd(String... argv) {
+        return SpawnRequest.builder(argv).user(InitProcess.uid(), InitProcess.gid()).cwd(init.workdir.toString());
+    }
+
+    private ExecResult run(String... argv) {
+        return client.run(cmd(argv).build(), null);
+    }
+
+    private static String text(InputStream in) throws Exception {
+        return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+
+    // ------------------------------------------------------------------ exec
+
+    @Test
+    void echoRoundTrip() {
+        ExecResult r = run("echo", "hello", "world");
+        assertThat(r.stdoutText()).isEqualTo("hello world\n");
+        assertThat(r.stderrText()).isEmpty();
+        assertThat(r.status().outcome()).isEqualTo(ExitStatus.Outcome.EXITED);
+        assertThat(r.exitCode()).isZero();
+        assertThat(client.initBuildId()).isNotEmpty();
+    }
+
+    @Test
+    void separatesStdoutAndStderrAndReportsExitCodes() {
+        ExecResult r = run("sh", "-c", "echo out; echo err >&2; echo out2; exit 42");
+        assertThat(r.stdoutText()).isEqualTo("out\nout2\n");
+        assertThat(r.stderrText()).isEqualTo("err\n");
+        assertThat(r.exitCode()).isEqualTo(42);
+        assertThat(run("false").exitCode()).isEqualTo(1);
+    }
+
+    @Test
+    void commandRunsInItsCwdWithItsEnvironmentOnly() {
+        ExecResult r = client.run(cmd("sh", "-c", "pwd; env | sort").env(List.of("PATH=/usr/bin:/bin", "FOO=bar"))
+                .cwd("/tmp").build(), null);
+        assertThat(r.stdoutText()).startsWith("/tmp\n");
+        assertThat(r.stdoutText()).contains("FOO=bar").doesNotContain("HOME=");
+    }
+
+    @Test
+    void leaksNoFileDescriptorsIntoCommands() {
+        ExecResult r = run("sh", "-c", "ls /proc/self/fd");
+        // 0, 1, 2 and the fd ls opens for the directory listing itself
+        assertThat(r.stdoutText().trim().split("\\s+")).containsExactlyInAnyOrder("0", "1", "2", "3");
+    }
+
+    @Test
+    void signalsReachTheProcessGroup() throws Exception {
+        InitExec e = client.spawn(cmd("sleep", "100").build());
+        waitForPid(e);
+        e.signal(Signal.SIGTERM);
+        ExitStatus s = e.awaitExit(Duration.ofSeconds(5)).orElseThrow();
+        assertThat(s.outcome()).isEqualTo(ExitStatus.Outcome.SIGNALED);
+        assertThat(s.signal()).isEqualTo(15);
+        assertThat(s.exitCode()).isEqualTo(143);
+        e.close();
+    }
+
+    @Test
+    void killKillsTheWholeTree() throws Exception {
+        InitExec e = client.spawn(cmd("sh", "-c", "sleep 1000 & echo $!; sleep 1000").build());
+        String pid = firstLine(e.stdout());
+        e.kill();
+        ExitStatus s = e.awaitExit(Duration.ofSeconds(5)).orElseThrow();
+        assertThat(s.outcome()).isEqualTo(ExitStatus.Outcome.SIGNALED);
+        assertThat(s.exitCode()).isEqualTo(137);
+        assertThat(e.exitReport().orElseThrow().killed()).isTrue();
+        assertGone(pid);
+        e.close();
+    }
+
+    @Test
+    void commandNotFoundIs127AndSaysWhy() throws Exception {
+        ExecResult r = run("no-such-command-xyz");
+        assertThat(r.exitCode()).isEqualTo(127);
+        assertThat(r.stderrText()).startsWith("paddock: no-such-command-xyz: ").contains("No such file");
+        Path notExec = Files.writeString(dir.resolve("script"), "#!/bin/sh\necho hi\n");
+        ExecResult r2 = run(notExec.toString());
+        assertThat(r2.exitCode()).isEqualTo(126);
+        assertThat(r2.stderrText()).contains("Permission denied");
+        ExecResult r3 = client.run(cmd("true").cwd("/no/such/dir").build(), null);
+        assertThat(r3.exitCode()).isEqualTo(127);
+        assertThat(r3.stderrText()).contains("chdir /no/such/dir");
+    }
+
+    @Test
+    void streamsStdin() throws Exception {
+        InitExec e = client.spawn(cmd("cat").stdinPipe(true).build());
+        byte[] data = new byte[3 * 1024 * 1024 + 17];
+        new Random(1).nextBytes(data);
+        CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(() -> {
+            try {
+                return e.stdout().readAllBytes();
+            } catch (Exception ex) {
+                throw new RuntimeException(ex);
+            }
+        });
+        try (OutputStream in = e.stdin()) {
+            for (int off = 0; off < data.length; off += 10_000) {
+                in.write(data, off, Math.min(10_000, data.length - off));
+            }
+        }
+        assertThat(out.get(20, TimeUnit.SECONDS)).isEqualTo(data);
+        assertThat(e.awaitExit().exitCode()).isZero();
+        assertThatThrownBy(() -> e.stdin().write(1)).isInstanceOf(SandboxException.class);
+        e.close();
+
+        byte[] small = "line one\nline two\n".getBytes(StandardCharsets.UTF_8);
+        ExecResult r = client.run(cmd("cat").build(), small);
+        assertThat(r.stdout()).isEqualTo(small);
+        // a command that does not read its stdin: writing it must not hang or fail the run
+        ExecResult r2 = client.run(cmd("true").build(), new byte[2 * 1024 * 1024]);
+        assertThat(r2.exitCode()).isZero();
+    }
+
+    @Test
+    void largeOutputIsFlowControlled() throws Exception {
+        long size = 50L * 1024 * 1024;
+        InitExec e = client.spawn(cmd("head", "-c", String.valueOf(size), "/dev/zero").build());
+        Thread.sleep(300); // nobody reads: the command must be stalled by the window, not buffered by us
+        assertThat(e.stdout().available()).isLessThanOrEqualTo(SpawnRequest.DEFAULT_WINDOW);
+        assertThat(e.isAlive()).isTrue();
+        byte[] buf = new byte[64 * 1024];
+        long total = 0;
+        int n;
+        InputStream out = e.stdout();
+        while ((n = out.read(buf)) >= 0) {
+            total += n;
+            assertThat(out.available()).isLessThanOrEqualTo(SpawnRequest.DEFAULT_WINDOW);
+        }
+        assertThat(total).isEqualTo(size);
+        assertThat(e.awaitExit().exitCode()).isZero();
+        e.close();
+    }
+
+    @Test
+    void capTruncatesAndSaysSo() {
+        ExecResult r = client.run(cmd("sh", "-c", "head -c 100000 /dev/zero; echo done >&2").stdoutCap(1000).build(),
+                null);
+        assertThat(r.stdout()).hasSize(1000);
+        assertThat(r.status().stdoutTruncated()).isTrue();
+        assertThat(r.status().stderrTruncated()).isFalse();
+        assertThat(r.stderrText()).isEqualTo("done\n");
+        assertThat(r.exitCode()).isZero();
+    }
+
+    @Test
+    void closedStreamDoesNotStallTheCommand() throws Exception {
+        InitExec e = client.spawn(cmd("head", "-c", "20000000", "/dev/zero").build());
+        e.stdout().close();
+        assertThat(e.awaitExit(Duration.ofSeconds(20)).orElseThrow().exitCode()).isZero();
+        e.close();
+    }
+
+    @Test
+    void timeoutKillsTheTreeIncludingSetsidChildren() throws Exception {
+        long start = System.nanoTime();
+        ExecResult r = client.run(cmd("sh", "-c",
+                "sleep 1000 & echo $!; setsid sh -c 'echo $$; exec sleep 1000' & sleep 1000")
+                .timeout(Duration.ofMillis(800)).build(), null);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
+        assertThat(r.status().outcome()).isEqualTo(ExitStatus.Outcome.TIMED_OUT);
+        assertThat(r.exitCode()).isEqualTo(124);
+        String[] pids = r.stdoutText().trim().split("\\s+");
+        assertThat(pids).hasSize(2);
+        for (String pid : pids) {
+            assertGone(pid);
+        }
+    }
+
+    @Test
+    void reapsOrphanedGrandchildren() throws Exception {
+        // 300 grandchildren whose parent exits at once: they are reparented to the shim, which reaps them
+        ExecResult r = run("sh", "-c", "for i in $(seq 300); do (sleep 0.01 &) ; done; echo done");
+        assertThat(r.stdoutText()).isEqualTo("done\n");
+        long initPid = init.process.pid();
+        for (int i = 0; i < 100 && !childrenOf(initPid).isEmpty(); i++) {
+            Thread.sleep(20);
+        }
+        assertThat(childrenOf(initPid)).as("children (shims, zombies) of the init").isEmpty();
+    }
+
+    private static List<String> childrenOf(long pid) throws Exception {
+        List<String> out = new ArrayList<>();
+        try (var s = Files.list(Path.of("/proc"))) {
+            for (Path p : s.filter(x -> x.getFileName().toString().matches("\\d+")).toList()) {
+                try {
+                    String stat = Files.readString(p.resolve("stat"));
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    if (Long.parseLong(f[1]) == pid) {
+                        out.add(p.getFileName() + ":" + f[0]);
+                    }
+                } catch (java.io.IOException gone) {
+                    // exited meanwhile
+                }
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void manyConcurrentExecs() throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(32);
+        try {
+            List<Future<ExecResult>> results = new ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                String arg = "exec-" + i;
+                results.add(pool.submit(() -> client.run(cmd("sh", "-c", "echo $0; echo $0 >&2", arg).build(), null)));
+            }
+            for (int i = 0; i < 100; i++) {
+                ExecResult r = results.get(i).get(30, TimeUnit.SECONDS);
+                assertThat(r.stdoutText()).isEqualTo("exec-" + i + "\n");
+                assertThat(r.stderrText()).isEqualTo("exec-" + i + "\n");
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void failFailsEverythingPending() throws Exception {
+        InitExec e = client.spawn(cmd("sleep", "1000").build());
+        SandboxException reason = new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox destroyed");
+        CompletableFuture<Throwable> waiter = CompletableFuture.supplyAsync(() -> {
+            try {
+                e.awaitExit();
+                return null;
+            } catch (Throwable t) {
+                return t;
+            }
+        });
+        Thread.sleep(100);
+        client.fail(reason);
+        assertThat(waiter.get(5, TimeUnit.SECONDS)).isSameAs(reason);
+        assertThatThrownBy(() -> client.run(cmd("true").build(), null)).isSameAs(reason);
+        assertThatThrownBy(() -> client.files().stat("/")).isSameAs(reason);
+        assertThat(client.closed()).succeedsWithin(Duration.ofSeconds(1));
+        // the init is still alive (no ORPHAN_DIE): kill it for the cleanup
+        init.process.descendants().forEach(ProcessHandle::destroyForcibly);
+        init.process.destroyForcibly();
+    }
+
+    @Test
+    void shutdownEndsTheChannel() throws Exception {
+        client.shutdown();
+        assertThat(client.closed()).succeedsWithin(Duration.ofSeconds(5));
+        assertThat(init.process.waitFor(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(init.process.exitValue()).isZero();
+        assertThatThrownBy(client::ping).isInstanceOf(SandboxException.class)
+                .extracting(t -> ((SandboxException) t).code()).isEqualTo(ErrorCode.UNAVAILABLE);
+    }
+
+    @Test
+    void deadlineKillsEverything() throws Exception {
+        InitExec e = client.spawn(cmd("sleep", "1000").build());
+        waitForPid(e);
+        // CLOCK_MONOTONIC is System.nanoTime's clock on Linux
+        client.setDeadline(System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(300));
+        assertThat(init.process.waitFor(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(init.process.exitValue()).isEqualTo(124);
+        assertGone(String.valueOf(e.pid()));
+    }
+
+    @Test
+    void pingIsFast() {
+        client.ping();
+        long[] ns = new long[200];
+        for (int i = 0; i < ns.length; i++) {
+            ns[i] = client.ping().toNanos();
+        }
+        Arrays.sort(ns);
+        assertThat(Duration.ofNanos(ns[ns.length / 2])).isLessThan(Duration.ofMillis(5));
+    }
+
+    @Test
+    void resyncsAfterAHalfReadFrame() throws Exception {
+        // A "previous engine" that read half a frame and died: drive the raw pipes by hand.
+        InitProcess p = new InitProcess(dir.resolve("second"));
+        try {
+            byte[] n1 = InitProcess.nonce();
+            p.writeChannel.write(ByteBuffer.wrap(Frames.hello(n1, false)));
+            // a PING whose payload imitates a HELLO_ACK for the old nonce: must not fool the resync
+            byte[] fake = ByteBuffer.allocate(2000).position(1500).putInt(0x50444B31).put(n1).array();
+            p.writeChannel.write(ByteBuffer.wrap(Frames.ping(fake)));
+            int ackLen = 4 + 5 + 4 + 16 + 4 + 4 + client.initBuildId().length();
+            p.fromInit.readNBytes(ackLen + 1000); // the HELLO_ACK and half of the PONG
+            // garbage on the way in: the init discards it and keeps serving
+            p.toInit.write(new byte[] {(byte) 0xFF, (byte) 0xFF, (byte) 0xFF, (byte) 0xFF, 1, 2, 3});
+            p.toInit.flush();
+            Thread.sleep(200);
+            InitClient c2 = p.attach(InitProcess.nonce());
+            p.client = c2;
+            assertThat(c2.ping()).isLessThan(Duration.ofSeconds(1));
+            ExecResult r = c2.run(SpawnRequest.builder("echo", "again").user(InitProcess.uid(), InitProcess.gid())
+                    .build(), null);
+            assertThat(r.stdoutText()).isEqualTo("again\n");
+            assertThat(p.logText()).contains("protocol error");
+        } finally {
+            p.close();
+        }
+    }
+
+    @Test
+    void attachTimesOutWithoutAnAnswer() throws Exception {
+        InitProcess p = new InitProcess(dir.resolve("third"));
+        try {
+            // no HELLO written: nothing will come
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> InitClient.attach(p.readChannel, p.writeChannel, InitProcess.nonce(),
+                    Duration.ofMillis(300), "silent"))
+                    .isInstanceOf(SandboxException.class).hasMessageContaining("did not answer HELLO")
+                    .extracting(t -> ((SandboxException) t).code()).isEqualTo(ErrorCode.UNAVAILABLE);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(3));
+        } finally {
+            p.process.destroyForcibly();
+            p.process.waitFor(5, TimeUnit.SECONDS);
+        }
+    }
+
+    // ------------------------------------------------------------------ files
+
+    @Test
+    void writeReadRoundTrip() throws Exception {
+        SandboxFiles f = client.files();
+        String p = init.workdir + "/sub/dir/hello.txt";
+        f.writeString(p, "hello files\n");
+        assertThat(f.readString(p)).isEqualTo("hello files\n");
+        assertThat(Files.readString(Path.of(p))).isEqualTo("hello files\n");
+        // relative paths resolve against the workdir
+        assertThat(f.readString("sub/dir/hello.txt")).isEqualTo("hello files\n");
+        f.writeString("sub/dir/hello.txt", "replaced");
+        assertThat(Files.readString(Path.of(p))).isEqualTo("replaced");
+        f.write("empty", new byte[0]);
+        assertThat(f.read("empty")).isEmpty();
+        // no temp files left behind
+        assertThat(Files.list(Path.of(p).getParent()).map(x -> x.getFileName().toString()).toList())
+                .containsExactly("hello.txt");
+    }
+
+    @Test
+    void streamsLargeFilesBothWays() throws Exception {
+        SandboxFiles f = client.files();
+        int size = 20 * 1024 * 1024;
+        Random rnd = new Random(7);
+        MessageDigest want = MessageDigest.getInstance("SHA-256");
+        InputStream source = new InputStream() {
+            int left = size;
+
+            @Override
+            public int read() {
+                byte[] one = new byte[1];
+                return read(one, 0, 1) < 0 ? -1 : one[0] & 0xFF;
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) {
+                if (left == 0) {
+                    return -1;
+                }
+                int n = Math.min(len, Math.min(left, 50_000));
+                byte[] chunk = new byte[n];
+                rnd.nextBytes(chunk);
+                want.update(chunk);
+                System.arraycopy(chunk, 0, b, off, n);
+                left -= n;
+                return n;
+            }
+        };
+        f.write("big.bin", source);
+        assertThat(Files.size(init.workdir.resolve("big.bin"))).isEqualTo(size);
+        MessageDigest got = MessageDigest.getInstance("SHA-256");
+        long total = 0;
+        try (InputStream in = f.openRead("big.bin")) {
+            byte[] buf = new byte[100_000];
+            int n;
+            while ((n = in.read(buf)) >= 0) {
+                got.update(buf, 0, n);
+                total += n;
+                assertThat(in.available()).isLessThanOrEqualTo(InitFiles.READ_WINDOW);
+            }
+        }
+        assertThat(total).isEqualTo(size);
+        assertThat(got.digest()).isEqualTo(want.digest());
+        // closing a read early does not leave the init or the channel stuck
+        try (InputStream in = f.openRead("big.bin")) {
+            assertThat(in.read()).isGreaterThanOrEqualTo(0);
+        }
+        assertThat(client.ping()).isLessThan(Duration.ofSeconds(2));
+    }
+
+    @Test
+    void listStatMkdirRemoveMove() throws Exception {
+        SandboxFiles f = client.files();
+        String w = init.workdir.toString();
+        f.mkdir(w + "/a/b/c");
+        f.mkdir(w + "/a/b/c"); // exists: fine
+        f.writeString(w + "/a/file.txt", "12345");
+        Files.createSymbolicLink(init.workdir.resolve("a/link"), Path.of("/etc/passwd"));
+
+        List<FileInfo> entries = f.list(w + "/a");
+        assertThat(entries).extracting(FileInfo::name).containsExactlyInAnyOrder("b", "file.txt", "link");
+        FileInfo file = entries.stream().filter(e -> e.name().equals("file.txt")).findFirst().orElseThrow();
+        assertThat(file.type()).isEqualTo(FileType.FILE);
+        assertThat(file.size()).isEqualTo(5);
+        assertThat(file.mode()).isEqualTo(0644);
+        assertThat(file.path()).isEqualTo(w + "/a/file.txt");
+
+        FileInfo link = f.stat(w + "/a/link");
+        assertThat(link.type()).isEqualTo(FileType.SYMLINK);
+        assertThat(link.symlinkTarget()).contains("/etc/passwd");
+        FileInfo d = f.stat(w + "/a/b");
+        assertThat(d.isDirectory()).isTrue();
+        assertThat(d.name()).isEqualTo("b");
+        assertThat(d.modifiedAt()).isAfter(java.time.Instant.now().minusSeconds(60));
+
+        assertThat(f.exists(w + "/a/file.txt")).isTrue();
+        assertThat(f.exists(w + "/a/nope")).isFalse();
+        assertThat(f.exists(w + "/a/file.txt/x")).isFalse();
+
+        f.move(w + "/a/file.txt", w + "/a/b/moved.txt");
+        assertThat(f.readString(w + "/a/b/moved.txt")).isEqualTo("12345");
+        assertThat(f.exists(w + "/a/file.txt")).isFalse();
+
+        assertThatThrownBy(() -> f.remove(w + "/a/b")).isInstanceOf(SandboxException.class)
+                .extracting(t -> ((SandboxException) t).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION);
+        f.remove(w + "/a/link");
+        assertThat(Files.exists(Path.of("/etc/passwd"))).isTrue();
+        f.removeRecursive(w + "/a");
+        assertThat(Files.exists(init.workdir.resolve("a"))).isFalse();
+        f.removeRecursive(w + "/a"); // nothing there: fine
+    }
+
+    @Test
+    void removeRecursiveDoesNotFollowSymlinks() throws Exception {
+        Path outside = Files.createDirectories(dir.resolve("outside"));
+        Files.writeString(outside.resolve("keep"), "keep");
+        Path t = Files.createDirectories(init.workdir.resolve("t/inner"));
+        Files.createSymbolicLink(t.resolve("escape"), outside);
+        client.files().removeRecursive(init.workdir + "/t");
+        assertThat(Files.exists(init.workdir.resolve("t"))).isFalse();
+        assertThat(Files.readString(outside.resolve("keep"))).isEqualTo("keep");
+    }
+
+    @Test
+    void listsLargeDirectoriesInBatches() throws Exception {
+        Path big = Files.createDirectories(init.workdir.resolve("many"));
+        for (int i = 0; i < 5000; i++) {
+            Files.createFile(big.resolve("file-with-a-longish-name-" + i));
+        }
+        assertThat(client.files().list(big.toString())).hasSize(5000);
+    }
+
+    @Test
+    void refusesFifosAndPseudoFiles() throws Exception {
+        SandboxFiles f = client.files();
+        assertThat(new ProcessBuilder("mkfifo", init.workdir.resolve("p").toString()).start().waitFor()).isZero();
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> f.read(init.workdir + "/p")).isInstanceOf(SandboxException.class)
+                .extracting(t -> ((SandboxException) t).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+
+        Files.createSymbolicLink(init.workdir.resolve("env"), Path.of("/proc/self/environ"));
+        assertThatThrownBy(() -> f.read(init.workdir + "/env")).isInstanceOf(SandboxException.class)
+                .extracting(t -> ((SandboxException) t).code()).isEqualTo(ErrorCode.PERMISSION_DENIED);
+        assertThatThrownBy(() -> f.read("/proc/self/status")).isInstanceOf(SandboxException.class)
+                .extracting(t -> ((SandboxException) t).code()).isEqualTo(ErrorCode.PERMISSION_DENIED);
+        // a magic link is refused outright
+        assertThatThrownBy(() -> f.read("/proc/self/fd/0")).isInstanceOf(SandboxException.class);
+        assertThatThrownBy(() -> f.list("/proc")).isInstanceOf(SandboxException.class)
+                .extracting(t -> ((SandboxException) t).code()).isEqualTo(ErrorCode.PERMISSION_DENIED);
+        assertThatThrownBy(() -> f.read("/dev/zero")).isInstanceOf(SandboxException.class)
+                .extracting(t -> ((SandboxException) t).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION);
+        assertThat(client.ping()).isLessThan(Duration.ofSeconds(1));
+    }
+
+    @Test
+    void mapsErrnosToCodesWithReadableMessages() throws Exception {
+        SandboxFiles f = client.files();
+        String w = init.workdir.toString();
+        assertThatThrownBy(() -> f.read(w + "/missing")).isInstanceOf(SandboxException.class)
+                .hasMessage(w + "/missing: No such file or directory")
+                .extracting(t -> ((SandboxException) t).code()).isEqualTo(ErrorCode.NOT_FOUND);
+        assertThatThrownBy(() -> f.read(w)).isInstanceOf(SandboxException.class)
+                .extracting(t -> ((SandboxException) t).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION);
+        f.mkdir(w + "/d");
+        assertThatThrownBy(() -> f.writeString(w + "/d", "x")).isInstanceOf(SandboxException.class)
+                .extracting(t -> ((SandboxException) t).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION);
+        f.writeString(w + "/plain", "x");
+        assertThatThrownBy(() -> f.mkdir(w + "/plain")).isInstanceOf(SandboxException.class)
+                .extracting(t -> ((SandboxException) t).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION);
+        assertThatThrownBy(() -> f.stat(w + "/nope/deeper")).isInstanceOf(SandboxException.class)
+                .extracting(t -> ((SandboxException) t).code()).isEqualTo(ErrorCode.NOT_FOUND);
+        assertThatThrownBy(() -> f.move(w + "/nope", w + "/x")).isInstanceOf(SandboxException.class)
+                .extracting(t -> ((SandboxException) t).code()).isEqualTo(ErrorCode.NOT_FOUND);
+    }
+
+    @Test
+    void fileOperationsRunAsTheSandboxUser() throws Exception {
+        if (InitProcess.uid() != 0) {
+            return; // needs root to start an init for another user
+        }
+        Path d2 = dir.resolve("nobody");
+        Files.createDirectories(d2);
+        Path secret = Files.writeString(dir.resolve("secret"), "root only");
+        Files.setPosixFilePermissions(secret, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Process p = new ProcessBuilder(InitProcess.BINARY.toAbsolutePath().toString(), "--uid=65534", "--gid=65534",
+                "--workdir=/tmp").redirectError(d2.resolve("log").toFile()).start();
+        InitClient c = null;
+        try {
+            byte[] n = InitProcess.nonce();
+            var w = InitProcess.flushing(p.getOutputStream());
+            InitClient.writeHello(w, n, true);
+            c = InitClient.attach(java.nio.channels.Channels.newChannel(p.getInputStream()), w, n,
+                    Duration.ofSeconds(5), "nobody");
+            InitClient cc = c;
+            assertThatThrownBy(() -> cc.files().read(secret.toString())).isInstanceOf(SandboxException.class)
+                    .extracting(t -> ((SandboxException) t).code()).isEqualTo(ErrorCode.PERMISSION_DENIED);
+            assertThat(c.run(SpawnRequest.builder("id", "-u").user(65534, 65534).build(), null).stdoutText())
+                    .isEqualTo("65534\n");
+        } finally {
+            if (c != null) {
+                c.close(); // closes the init's input: with ORPHAN_DIE it kills everything and exits
+            }
+            p.getOutputStream().close();
+            boolean exited = p.waitFor(5, TimeUnit.SECONDS);
+            if (!exited) {
+                p.destroyForcibly();
+            }
+            assertThat(exited).as("init exits on end of input with ORPHAN_DIE").isTrue();
+            assertThat(p.exitValue()).isEqualTo(1);
+        }
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private static void waitForPid(InitExec e) throws InterruptedException {
+        for (int i = 0; i < 500 && e.pid() == 0; i++) {
+            Thread.sleep(10);
+        }
+        assertThat(e.pid()).isPositive();
+    }
+
+    private static String firstLine(InputStream in) throws Exception {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        int c;
+        while ((c = in.read()) >= 0 && c != '\n') {
+            b.write(c);
+        }
+        return b.toString(StandardCharsets.UTF_8);
+    }
+
+    /** The process is gone (not even a zombie) within a short while. */
+    private static void assertGone(String pid) throws InterruptedException {
+        Path p = Path.of("/proc", pid.trim());
+        for (int i = 0; i < 200 && Files.exists(p); i++) {
+            Thread.sleep(10);
+        }
+        assertThat(Files.exists(p)).as("process " + pid + " still exists").isFalse();
+    }
+}
