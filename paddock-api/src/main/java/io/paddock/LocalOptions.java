@@ -12,10 +12,12 @@ public final class LocalOptions {
     public static final Path DEFAULT_STATE_DIR = Path.of("/run/paddock");
 
     private final Path stateDir;
+    private final Path dataDir;
     private final int maxSandboxes;
 
     private LocalOptions(Builder b) {
         this.stateDir = b.stateDir;
+        this.dataDir = b.dataDir;
         this.maxSandboxes = b.maxSandboxes;
     }
 
@@ -32,6 +34,15 @@ public final class LocalOptions {
         return stateDir;
     }
 
+    /**
+     * Where a long-lived engine (the daemon) keeps its records: one SQLite file and its identity. When set,
+     * sandboxes survive a restart of the engine: a new engine with the same data directory adopts them.
+     * When empty (the embedded default), sandboxes live and die with this engine's process.
+     */
+    public java.util.Optional<Path> dataDir() {
+        return java.util.Optional.ofNullable(dataDir);
+    }
+
     /** The most live sandboxes this engine keeps at once; creating more fails with {@code RESOURCE_EXHAUSTED}. */
     public int maxSandboxes() {
         return maxSandboxes;
@@ -39,6 +50,7 @@ public final class LocalOptions {
 
     public static final class Builder {
         private Path stateDir = DEFAULT_STATE_DIR;
+        private Path dataDir;
         private int maxSandboxes = 1000;
 
         private Builder() {
@@ -50,6 +62,14 @@ public final class LocalOptions {
                 throw SandboxException.invalid("stateDir", "must be an absolute path, got " + dir);
             }
             this.stateDir = dir.normalize();
+            return this;
+        }
+
+        public Builder dataDir(Path dir) {
+            if (dir != null && !dir.isAbsolute()) {
+                throw SandboxException.invalid("dataDir", "must be an absolute path, got " + dir);
+            }
+            this.dataDir = dir == null ? null : dir.normalize();
             return this;
         }
 

@@ -2,6 +2,7 @@ package io.paddock;
 
 import io.paddock.spi.PaddockProvider;
 
+import java.net.URI;
 import java.util.List;
 import java.util.ServiceLoader;
 
@@ -50,6 +51,32 @@ public interface Paddock extends AutoCloseable {
 
     static Paddock local(LocalOptions options) {
         return provider("local").local(options);
+    }
+
+    /**
+     * Connects to a Paddock daemon ({@code paddock serve}). The returned {@code Paddock} behaves as
+     * {@link #local()} does; wire errors come back as the same {@link SandboxException} codes.
+     *
+     * @param url   the daemon's base URL, for example {@code http://127.0.0.1:7070}
+     * @param token the daemon's bearer token
+     */
+    static Paddock connect(URI url, String token) {
+        if (url == null || url.getScheme() == null || !(url.getScheme().equals("http") || url.getScheme().equals("https"))) {
+            throw SandboxException.invalid("url", "an http:// or https:// URL is expected, got " + url);
+        }
+        if (token == null || token.isBlank()) {
+            throw SandboxException.invalid("token", "a bearer token is required (PADDOCK_TOKEN)");
+        }
+        return provider("remote").connect(url, token);
+    }
+
+    /** Connects to the daemon named by the environment: {@code PADDOCK_URL} and {@code PADDOCK_TOKEN}. */
+    static Paddock connect() {
+        String url = System.getenv("PADDOCK_URL");
+        if (url == null || url.isBlank()) {
+            throw SandboxException.invalid("PADDOCK_URL", "not set; set it to the daemon's URL, e.g. http://127.0.0.1:7070");
+        }
+        return connect(URI.create(url.trim()), System.getenv("PADDOCK_TOKEN"));
     }
 
     private static PaddockProvider provider(String kind) {

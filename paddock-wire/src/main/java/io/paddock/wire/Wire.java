@@ -1,0 +1,476 @@
+package io.paddock.wire;
+
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.paddock.ByteSize;
+import io.paddock.ErrorCode;
+import io.paddock.ExecRequest;
+import io.paddock.ExitStatus;
+import io.paddock.FileInfo;
+import io.paddock.FileType;
+import io.paddock.NetworkMode;
+import io.paddock.SandboxException;
+import io.paddock.SandboxId;
+import io.paddock.SandboxInfo;
+import io.paddock.SandboxLogs;
+import io.paddock.SandboxSpec;
+import io.paddock.SandboxState;
+import io.paddock.StopReason;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The JSON forms of Paddock's API types, exactly as {@code openapi.json} describes them, in both
+ * directions. Server and client share this class, so they cannot disagree. Parsing validates as the API
+ * builders do: a bad field is {@code INVALID_ARGUMENT} naming it (in its JSON name).
+ *
+ * <p>Byte fields (stdin, stdout, stderr, logs) are base64. Durations are milliseconds; instants are
+ * ISO-8601 UTC strings.
+ */
+public final class Wire {
+    /** Nesting deeper than this in a request is refused: JSON depth bombs (ATTACKS.md A58). */
+    public static final int MAX_DEPTH = 32;
+    public static final ObjectMapper JSON = new ObjectMapper(JsonFactory.builder()
+            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(MAX_DEPTH)
+                    .maxStringLength(64 * 1024 * 1024).build())
+            .build())
+            .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+    private static final Base64.Encoder B64 = Base64.getEncoder();
+    private static final Base64.Decoder B64D = Base64.getDecoder();
+
+    private Wire() {
+    }
+
+    // ---- parsing helpers ----
+
+    /** Parses a request body; malformed JSON is INVALID_ARGUMENT. */
+    public static JsonNode parse(byte[] body) {
+        try {
+            JsonNode n = JSON.readTree(body);
+            if (n == null || n.isMissingNode()) {
+                throw SandboxException.invalid("body", "empty; a JSON object is expected");
+            }
+            return n;
+        } catch (JsonProcessingException e) {
+            throw SandboxException.invalid("body", "not valid JSON: " + e.getOriginalMessage());
+        } catch (java.io.IOException e) {
+            throw SandboxException.invalid("body", "unreadable: " + e.getMessage());
+        }
+    }
+
+    public static byte[] bytes(JsonNode node) {
+        try {
+            return JSON.writeValueAsBytes(node);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static ObjectNode object(JsonNode n, String field) {
+        if (n == null || !n.isObject()) {
+            throw SandboxException.invalid(field, "a JSON object is expected");
+        }
+        return (ObjectNode) n;
+    }
+
+    private static void onlyFields(ObjectNode o, String what, Set<String> allowed) {
+        for (Iterator<String> it = o.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (!allowed.contains(f)) {
+                throw SandboxException.invalid(f, "unknown field in " + what + " (known: " + String.join(", ",
+                        allowed.stream().sorted().toList()) + ")");
+            }
+        }
+    }
+
+    private static Optional<JsonNode> field(ObjectNode o, String name) {
+        JsonNode v = o.get(name);
+        return v == null || v.isNull() ? Optional.empty() : Optional.of(v);
+    }
+
+    private static String text(JsonNode v, String field) {
+        if (!v.isTextual()) {
+            throw SandboxException.invalid(field, "a string is expected");
+        }
+        return v.asText();
+    }
+
+    private static long integer(JsonNode v, String field) {
+        if (!v.isIntegralNumber() || !v.canConvertToLong()) {
+            throw SandboxException.invalid(field, "an integer is expected");
+        }
+        return v.asLong();
+    }
+
+    private static int int32(JsonNode v, String field) {
+        long l = integer(v, field);
+        if (l < Integer.MIN_VALUE || l > Integer.MAX_VALUE) {
+            throw SandboxException.invalid(field, "out of range: " + l);
+        }
+        return (int) l;
+    }
+
+    private static boolean bool(JsonNode v, String field) {
+        if (!v.isBoolean()) {
+            throw SandboxException.invalid(field, "true or false is expected");
+        }
+        return v.asBoolean();
+    }
+
+    private static List<String> strings(JsonNode v, String field) {
+        if (!v.isArray()) {
+            throw SandboxException.invalid(field, "an array of strings is expected");
+        }
+        List<String> out = new ArrayList<>(v.size());
+        for (JsonNode e : v) {
+            out.add(text(e, field));
+        }
+        return out;
+    }
+
+    private static Map<String, String> stringMap(JsonNode v, String field) {
+        ObjectNode o = object(v, field);
+        Map<String, String> out = new LinkedHashMap<>();
+        o.fields().forEachRemaining(e -> out.put(e.getKey(), text(e.getValue(), field)));
+        return out;
+    }
+
+    private static ByteSize size(JsonNode v, String field) {
+        if (v.isIntegralNumber()) {
+            long n = integer(v, field);
+            if (n < 0) {
+                throw SandboxException.invalid(field, "must not be negative");
+            }
+            return ByteSize.bytes(n);
+        }
+        try {
+            return ByteSize.parse(text(v, field));
+        } catch (IllegalArgumentException e) {
+            throw SandboxException.invalid(field, e.getMessage());
+        }
+    }
+
+    public static byte[] base64(JsonNode v, String field) {
+        try {
+            return B64D.decode(text(v, field));
+        } catch (IllegalArgumentException e) {
+            throw SandboxException.invalid(field, "not valid base64");
+        }
+    }
+
+    private static ObjectNode stringMapNode(Map<String, String> m) {
+        ObjectNode o = NODES.objectNode();
+        m.forEach(o::put);
+        return o;
+    }
+
+    // ---- SandboxSpec ----
+
+    private static final Set<String> SPEC_FIELDS = Set.of("image", "entrypoint", "env", "secrets", "workdir", "name",
+            "labels", "memory", "cpus", "pids", "disk", "open_files", "network", "timeout_ms");
+
+    public static SandboxSpec spec(JsonNode json) {
+        ObjectNode o = object(json, "body");
+        onlyFields(o, "a sandbox spec", SPEC_FIELDS);
+        SandboxSpec.Builder b = SandboxSpec.builder();
+        field(o, "image").ifPresent(v -> b.image(text(v, "image")));
+        field(o, "entrypoint").ifPresent(v -> b.entrypoint(strings(v, "entrypoint")));
+        field(o, "env").ifPresent(v -> b.env(stringMap(v, "env")));
+        field(o, "secrets").ifPresent(v -> b.secrets(stringMap(v, "secrets")));
+        field(o, "workdir").ifPresent(v -> b.workdir(text(v, "workdir")));
+        field(o, "name").ifPresent(v -> b.name(text(v, "name")));
+        field(o, "labels").ifPresent(v -> b.labels(stringMap(v, "labels")));
+        field(o, "memory").ifPresent(v -> b.memory(size(v, "memory")));
+        field(o, "cpus").ifPresent(v -> {
+            if (!v.isNumber()) {
+                throw SandboxException.invalid("cpus", "a number is expected");
+            }
+            b.cpus(v.asDouble());
+        });
+        field(o, "pids").ifPresent(v -> b.pids(int32(v, "pids")));
+        field(o, "disk").ifPresent(v -> b.disk(size(v, "disk")));
+        field(o, "open_files").ifPresent(v -> b.openFiles(int32(v, "open_files")));
+        field(o, "network").ifPresent(v -> {
+            String n = text(v, "network");
+            if (!n.equalsIgnoreCase("none")) {
+                throw SandboxException.invalid("network", "unknown network '" + n + "' (known: none)");
+            }
+            b.network(NetworkMode.NONE);
+        });
+        field(o, "timeout_ms").ifPresent(v -> b.timeout(Duration.ofMillis(integer(v, "timeout_ms"))));
+        return b.build();
+    }
+
+    public static ObjectNode json(SandboxSpec s) {
+        ObjectNode o = NODES.objectNode();
+        o.put("image", s.image());
+        ArrayNode ep = o.putArray("entrypoint");
+        s.entrypoint().forEach(ep::add);
+        o.set("env", stringMapNode(s.env()));
+        o.set("secrets", stringMapNode(s.secrets()));
+        o.put("workdir", s.workdir());
+        s.name().ifPresent(n -> o.put("name", n));
+        o.set("labels", stringMapNode(s.labels()));
+        o.put("memory", s.memory().toString());
+        o.put("cpus", s.cpus());
+        o.put("pids", s.pids());
+        o.put("disk", s.disk().toString());
+        o.put("open_files", s.openFiles());
+        o.put("network", s.network().name().toLowerCase(Locale.ROOT));
+        o.put("timeout_ms", s.timeout().toMillis());
+        return o;
+    }
+
+    // ---- ExecRequest ----
+
+    private static final Set<String> EXEC_FIELDS = Set.of("argv", "env", "cwd", "timeout_ms", "stdin", "output_limit_bytes");
+
+    public static ExecRequest execRequest(JsonNode json) {
+        ObjectNode o = object(json, "body");
+        onlyFields(o, "an exec request", EXEC_FIELDS);
+        ExecRequest.Builder b = ExecRequest.builder();
+        b.argv(strings(field(o, "argv").orElseThrow(() -> SandboxException.invalid("argv", "no command given")), "argv"));
+        field(o, "env").ifPresent(v -> b.env(stringMap(v, "env")));
+        field(o, "cwd").ifPresent(v -> b.cwd(text(v, "cwd")));
+        field(o, "timeout_ms").ifPresent(v -> b.timeout(Duration.ofMillis(integer(v, "timeout_ms"))));
+        field(o, "stdin").ifPresent(v -> b.stdin(base64(v, "stdin")));
+        field(o, "output_limit_bytes").ifPresent(v -> {
+            long n = integer(v, "output_limit_bytes");
+            if (n < 0) {
+                throw SandboxException.invalid("output_limit_bytes", "must not be negative");
+            }
+            b.outputLimit(ByteSize.bytes(n));
+        });
+        return b.build();
+    }
+
+    public static ObjectNode json(ExecRequest r, boolean withStdin) {
+        ObjectNode o = NODES.objectNode();
+        ArrayNode argv = o.putArray("argv");
+        r.argv().forEach(argv::add);
+        o.set("env", stringMapNode(r.env()));
+        r.cwd().ifPresent(c -> o.put("cwd", c));
+        r.timeout().ifPresent(t -> o.put("timeout_ms", Math.max(1, t.toMillis())));
+        if (withStdin) {
+            r.stdin().ifPresent(s -> o.put("stdin", B64.encodeToString(s)));
+        }
+        o.put("output_limit_bytes", r.outputLimit().bytes());
+        return o;
+    }
+
+    // ---- ExitStatus, ExecResult ----
+
+    public static ObjectNode json(ExitStatus s) {
+        ObjectNode o = NODES.objectNode();
+        o.put("outcome", s.outcome().name());
+        o.put("exit_code", s.exitCode());
+        o.put("signal", s.signal());
+        o.put("stdout_truncated", s.stdoutTruncated());
+        o.put("stderr_truncated", s.stderrTruncated());
+        o.put("duration_ms", s.duration().toNanos() / 1e6);
+        return o;
+    }
+
+    public static ExitStatus exitStatus(JsonNode json) {
+        ObjectNode o = object(json, "status");
+        ExitStatus.Outcome outcome = enumValue(ExitStatus.Outcome.class, o.path("outcome").asText(), "outcome");
+        return new ExitStatus(outcome, o.path("exit_code").asInt(), o.path("signal").asInt(),
+                o.path("stdout_truncated").asBoolean(), o.path("stderr_truncated").asBoolean(),
+                Duration.ofNanos(Math.round(o.path("duration_ms").asDouble() * 1e6)));
+    }
+
+    public static ObjectNode json(io.paddock.ExecResult r) {
+        ObjectNode o = NODES.objectNode();
+        o.set("status", json(r.status()));
+        o.put("stdout", B64.encodeToString(r.stdout()));
+        o.put("stderr", B64.encodeToString(r.stderr()));
+        return o;
+    }
+
+    public static io.paddock.ExecResult execResult(JsonNode json) {
+        ObjectNode o = object(json, "body");
+        return new io.paddock.ExecResult(exitStatus(o.get("status")), base64(o.get("stdout"), "stdout"),
+                base64(o.get("stderr"), "stderr"));
+    }
+
+    // ---- SandboxInfo ----
+
+    public static ObjectNode json(SandboxInfo i) {
+        ObjectNode o = NODES.objectNode();
+        o.put("id", i.id().value());
+        if (i.name().isPresent()) {
+            o.put("name", i.name().get());
+        } else {
+            o.putNull("name");
+        }
+        o.set("labels", stringMapNode(i.labels()));
+        o.put("state", i.state().name());
+        if (i.stopReason().isPresent()) {
+            o.put("stop_reason", i.stopReason().get().name());
+        } else {
+            o.putNull("stop_reason");
+        }
+        o.put("created_at", i.createdAt().toString());
+        o.put("expires_at", i.expiresAt().toString());
+        o.put("image", i.image());
+        o.put("runtime", i.runtime());
+        if (i.entrypointExit().isPresent()) {
+            o.set("entrypoint_exit", json(i.entrypointExit().get()));
+        } else {
+            o.putNull("entrypoint_exit");
+        }
+        return o;
+    }
+
+    public static SandboxInfo sandboxInfo(JsonNode json) {
+        ObjectNode o = object(json, "body");
+        return new SandboxInfo(SandboxId.parse(o.path("id").asText()),
+                o.hasNonNull("name") ? Optional.of(o.get("name").asText()) : Optional.empty(),
+                o.has("labels") ? stringMap(o.get("labels"), "labels") : Map.of(),
+                enumValue(SandboxState.class, o.path("state").asText(), "state"),
+                o.hasNonNull("stop_reason")
+                        ? Optional.of(enumValue(StopReason.class, o.get("stop_reason").asText(), "stop_reason"))
+                        : Optional.empty(),
+                Instant.parse(o.path("created_at").asText()), Instant.parse(o.path("expires_at").asText()),
+                o.path("image").asText(), o.path("runtime").asText(),
+                o.hasNonNull("entrypoint_exit") ? Optional.of(exitStatus(o.get("entrypoint_exit"))) : Optional.empty());
+    }
+
+    // ---- logs, files, small requests ----
+
+    public static ObjectNode json(SandboxLogs l) {
+        ObjectNode o = NODES.objectNode();
+        o.put("stdout", B64.encodeToString(l.stdout()));
+        o.put("stderr", B64.encodeToString(l.stderr()));
+        o.put("stdout_truncated", l.stdoutTruncated());
+        o.put("stderr_truncated", l.stderrTruncated());
+        return o;
+    }
+
+    public static SandboxLogs logs(JsonNode json) {
+        ObjectNode o = object(json, "body");
+        return new SandboxLogs(base64(o.get("stdout"), "stdout"), base64(o.get("stderr"), "stderr"),
+                o.path("stdout_truncated").asBoolean(), o.path("stderr_truncated").asBoolean());
+    }
+
+    public static ObjectNode json(FileInfo f) {
+        ObjectNode o = NODES.objectNode();
+        o.put("path", f.path());
+        o.put("name", f.name());
+        o.put("type", f.type().name());
+        o.put("size", f.size());
+        o.put("mode", f.mode());
+        o.put("modified_at", f.modifiedAt().toString());
+        if (f.symlinkTarget().isPresent()) {
+            o.put("symlink_target", f.symlinkTarget().get());
+        } else {
+            o.putNull("symlink_target");
+        }
+        return o;
+    }
+
+    public static FileInfo fileInfo(JsonNode json) {
+        ObjectNode o = object(json, "file");
+        return new FileInfo(o.path("path").asText(), o.path("name").asText(),
+                enumValue(FileType.class, o.path("type").asText(), "type"), o.path("size").asLong(),
+                o.path("mode").asInt(), Instant.parse(o.path("modified_at").asText()),
+                o.hasNonNull("symlink_target") ? Optional.of(o.get("symlink_target").asText()) : Optional.empty());
+    }
+
+    public static ObjectNode fileList(List<FileInfo> entries) {
+        ObjectNode o = NODES.objectNode();
+        ArrayNode a = o.putArray("entries");
+        entries.forEach(e -> a.add(json(e)));
+        return o;
+    }
+
+    public static List<FileInfo> fileList(JsonNode json) {
+        List<FileInfo> out = new ArrayList<>();
+        for (JsonNode e : object(json, "body").path("entries")) {
+            out.add(fileInfo(e));
+        }
+        return out;
+    }
+
+    /** A required string field of a small request object ({@code {"path": …}} and the like). */
+    public static String requiredText(JsonNode json, String field) {
+        ObjectNode o = object(json, "body");
+        return text(field(o, field).orElseThrow(() -> SandboxException.invalid(field, "missing")), field);
+    }
+
+    public static boolean optionalBool(JsonNode json, String field, boolean dflt) {
+        ObjectNode o = object(json, "body");
+        return field(o, field).map(v -> bool(v, field)).orElse(dflt);
+    }
+
+    public static long requiredLong(JsonNode json, String field) {
+        ObjectNode o = object(json, "body");
+        return integer(field(o, field).orElseThrow(() -> SandboxException.invalid(field, "missing")), field);
+    }
+
+    public static ObjectNode object() {
+        return NODES.objectNode();
+    }
+
+    // ---- errors ----
+
+    public static ObjectNode error(SandboxException e) {
+        return error(e.code(), e.getMessage());
+    }
+
+    public static ObjectNode error(ErrorCode code, String message) {
+        ObjectNode o = NODES.objectNode();
+        ObjectNode err = o.putObject("error");
+        err.put("code", code.name());
+        err.put("message", message == null ? code.name() : message);
+        return o;
+    }
+
+    /** Turns an error body (and its HTTP status, for bodies that are not Paddock's) back into the exception. */
+    public static SandboxException exception(int httpStatus, byte[] body) {
+        try {
+            JsonNode n = JSON.readTree(body);
+            JsonNode err = n == null ? null : n.get("error");
+            if (err != null && err.hasNonNull("code")) {
+                ErrorCode code;
+                try {
+                    code = ErrorCode.valueOf(err.get("code").asText());
+                } catch (IllegalArgumentException e) {
+                    code = HttpStatus.toCode(httpStatus);
+                }
+                return new SandboxException(code, err.path("message").asText(code.name()));
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // not a Paddock error body
+        }
+        String text = new String(body, 0, Math.min(body.length, 200), StandardCharsets.UTF_8);
+        return new SandboxException(HttpStatus.toCode(httpStatus), "HTTP " + httpStatus + (text.isBlank() ? "" : ": " + text));
+    }
+
+    static <E extends Enum<E>> E enumValue(Class<E> type, String value, String field) {
+        try {
+            return Enum.valueOf(type, value);
+        } catch (IllegalArgumentException e) {
+            throw SandboxException.invalid(field, "unknown value '" + value + "'");
+        }
+    }
+}
