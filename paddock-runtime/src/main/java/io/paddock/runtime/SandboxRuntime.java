@@ -19,6 +19,14 @@ public interface SandboxRuntime {
     /** Creates and starts a sandbox; on failure nothing it made is left behind. */
     RuntimeSandbox start(StartRequest request);
 
+    /**
+     * Re-opens the channel to a sandbox this runtime started earlier, possibly from another process (an
+     * engine restart). Writes {@code preamble} (the protocol's HELLO) into it first.
+     *
+     * @throws io.paddock.SandboxException NOT_FOUND if the sandbox is not running on this host
+     */
+    RuntimeSandbox reattach(SandboxId id, byte[] preamble);
+
     /** Kills and removes everything of this sandbox. Idempotent; succeeds if nothing is left. */
     void destroy(SandboxId id);
 

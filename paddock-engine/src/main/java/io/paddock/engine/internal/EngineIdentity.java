@@ -33,6 +33,31 @@ final class EngineIdentity {
         return new EngineIdentity(token);
     }
 
+    /**
+     * The identity of a long-lived engine (the daemon), kept in its data directory so that the same
+     * engine restarted adopts its sandboxes. Such tokens start with {@code daemon:} and are never reaped
+     * by other engines: only the owner knows whether it will come back.
+     */
+    static EngineIdentity persistent(Path dataDir) {
+        Path file = dataDir.resolve("engine-id");
+        try {
+            if (Files.exists(file)) {
+                String token = Files.readString(file).trim();
+                if (token.startsWith("daemon:")) {
+                    return new EngineIdentity(token);
+                }
+            }
+            byte[] nonce = new byte[16];
+            RANDOM.nextBytes(nonce);
+            String token = "daemon:" + HexFormat.of().formatHex(nonce);
+            Files.writeString(file, token + "\n");
+            return new EngineIdentity(token);
+        } catch (IOException e) {
+            throw new io.paddock.SandboxException(io.paddock.ErrorCode.UNAVAILABLE,
+                    "cannot read or write the engine identity " + file + ": " + e.getMessage(), e);
+        }
+    }
+
     String token() {
         return token;
     }
@@ -43,6 +68,9 @@ final class EngineIdentity {
 
     /** Whether the engine that wrote this token may still be running. Unknown formats count as alive. */
     static boolean isAlive(String token) {
+        if (token.startsWith("daemon:")) {
+            return true;
+        }
         String[] parts = token.split("\\.");
         if (parts.length != 3) {
             return !token.isEmpty();

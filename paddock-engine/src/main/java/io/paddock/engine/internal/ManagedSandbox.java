@@ -66,6 +66,19 @@ final class ManagedSandbox implements Sandbox {
         this.files = new CheckedFiles(this);
     }
 
+    /** A sandbox a restarted engine found stopped in its store: shown until its retention ends. */
+    static ManagedSandbox restoredStopped(SandboxManager manager, SandboxStore.Row row) {
+        ManagedSandbox sb = new ManagedSandbox(manager, row.id(), row.spec(), row.createdAt());
+        synchronized (sb) {
+            sb.expiresAt = row.expiresAt();
+            sb.state = SandboxState.STOPPED;
+            sb.stopReason = row.stopReason().orElse(StopReason.FAILED);
+            sb.entrypointExit = row.entrypointExit().orElse(null);
+            sb.stopped.complete(sb.infoLocked());
+        }
+        return sb;
+    }
+
     // ---- lifecycle, driven by SandboxManager ----
 
     synchronized void running(RuntimeSandbox rt, InitClient initClient) {

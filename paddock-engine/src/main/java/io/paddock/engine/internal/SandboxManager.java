@@ -34,6 +34,7 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -61,6 +62,9 @@ final class SandboxManager implements AutoCloseable {
     private final LocalOptions options;
     private final SandboxRuntime runtime;
     private final EngineIdentity identity;
+    /** Whether sandboxes outlive this engine (the daemon) or die with it (embedded). */
+    private final boolean persistent;
+    private final SandboxStore store;
     private final long hostNofileLimit;
     private final ConcurrentHashMap<SandboxId, ManagedSandbox> sandboxes = new ConcurrentHashMap<>();
     // @GuardedBy("names")
@@ -75,12 +79,19 @@ final class SandboxManager implements AutoCloseable {
         this.options = options;
         Path initBinary = InitBinary.load().extractTo(options.stateDir().resolve("bin"));
         this.runtime = RuncRuntime.open(options.stateDir(), initBinary);
-        this.identity = EngineIdentity.create();
+        this.persistent = options.dataDir().isPresent();
+        this.store = persistent ? SqliteSandboxStore.open(options.dataDir().get()) : SandboxStore.NONE;
+        this.identity = persistent ? EngineIdentity.persistent(options.dataDir().get()) : EngineIdentity.create();
         this.hostNofileLimit = HostFacts.nofileHardLimit();
         this.timers = Executors.newSingleThreadScheduledExecutor(daemonThreads("paddock-timers"));
         this.stopper = Executors.newCachedThreadPool(daemonThreads("paddock-stopper"));
         reconcile();
-        this.shutdownHook = new Thread(this::destroyAllQuietly, "paddock-shutdown");
+        if (persistent) {
+            restore();
+        }
+        // An embedded engine takes its sandboxes with it when its JVM exits; a daemon leaves them running
+        // for the next daemon to adopt.
+        this.shutdownHook = new Thread(persistent ? this::detachOnExit : this::destroyAllQuietly, "paddock-shutdown");
         Runtime.getRuntime().addShutdownHook(shutdownHook);
     }
 
@@ -107,14 +118,21 @@ final class SandboxManager implements AutoCloseable {
         reserveName(spec, id);
         sandboxes.put(id, sb);
         RuntimeSandbox rt = null;
+        boolean recorded = false;
         try {
+            // Recorded before anything exists on the host: a crash from here on leaves a CREATING row that
+            // the next engine turns into a cleanup (ATTACKS.md R2).
+            store.insert(new SandboxStore.Row(id, spec, identity.token(), SandboxState.CREATING, Optional.empty(),
+                    sb.createdAt(), sb.info().expiresAt(), 0, Optional.empty()));
+            recorded = true;
             byte[] nonce = Ids.nonce();
-            ByteArrayOutputStream hello = new ByteArrayOutputStream();
-            InitClient.writeHello(Channels.newChannel(hello), nonce, true);
-            rt = runtime.start(new StartRequest(id, spec, identity.token(), hello.toByteArray()));
+            Failpoints.hit("create.before-runtime-start");
+            rt = runtime.start(new StartRequest(id, spec, identity.token(), hello(nonce)));
+            Failpoints.hit("create.after-runtime-start");
             InitClient client = InitClient.attach(rt.fromInit(), rt.toInit(), nonce, ATTACH_TIMEOUT, id.value());
             long deadline = System.nanoTime() + spec.timeout().toNanos();
             client.setDeadline(deadline + INIT_DEADLINE_GRACE.toNanos());
+            store.updateState(id, SandboxState.RUNNING, null);
             sb.running(rt, client);
             deadlines.put(id, timers.schedule(() -> expire(sb), spec.timeout().toNanos(), TimeUnit.NANOSECONDS));
             client.closed().whenComplete((v, e) -> onInitGone(sb));
@@ -136,9 +154,22 @@ final class SandboxManager implements AutoCloseable {
             cancelDeadline(id);
             releaseName(spec, id);
             sandboxes.remove(id);
+            if (recorded) {
+                try {
+                    store.delete(id);
+                } catch (RuntimeException cleanup) {
+                    e.addSuppressed(cleanup);
+                }
+            }
             sb.finishStop();
             throw e;
         }
+    }
+
+    private byte[] hello(byte[] nonce) {
+        ByteArrayOutputStream hello = new ByteArrayOutputStream();
+        InitClient.writeHello(Channels.newChannel(hello), nonce, !persistent);
+        return hello.toByteArray();
     }
 
     private void validateForHost(SandboxSpec spec) {
@@ -178,8 +209,18 @@ final class SandboxManager implements AutoCloseable {
     }
 
     private void startEntrypoint(ManagedSandbox sb) {
+        InitExec exec = sb.client().spawn(entrypointRequest(sb));
+        store.updateEntrypoint(sb.id(), (int) exec.id(), null);
+        followEntrypoint(sb, exec);
+    }
+
+    private SpawnRequest entrypointRequest(ManagedSandbox sb) {
         ExecRequest request = ExecRequest.builder().argv(sb.spec().entrypoint()).outputLimit(ExecRequest.UNLIMITED).build();
-        InitExec exec = sb.client().spawn(spawnRequest(sb, request, false, true));
+        return spawnRequest(sb, request, false, true);
+    }
+
+    /** Keeps the entrypoint's output in the sandbox's logs and stops the sandbox when it exits. */
+    private void followEntrypoint(ManagedSandbox sb, InitExec exec) {
         Thread out = daemonThreads("paddock-logs-" + sb.id()).newThread(() -> ManagedSandbox.pump(exec.stdout(), sb.stdoutLog()));
         Thread err = daemonThreads("paddock-logs-" + sb.id()).newThread(() -> ManagedSandbox.pump(exec.stderr(), sb.stderrLog()));
         out.start();
@@ -189,6 +230,11 @@ final class SandboxManager implements AutoCloseable {
             join(err);
             if (status != null) {
                 sb.entrypointExited(status);
+                try {
+                    store.updateEntrypoint(sb.id(), (int) exec.id(), status);
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "cannot record the entrypoint's exit of " + sb.id() + ": " + e.getMessage());
+                }
                 destroyQuietly(sb, StopReason.ENTRYPOINT_EXITED);
             }
         }));
@@ -273,7 +319,9 @@ final class SandboxManager implements AutoCloseable {
         if (previous != null) {
             previous.cancel(false);
         }
-        sb.setExpiresAt(Instant.now().plus(fromNow));
+        Instant expiresAt = Instant.now().plus(fromNow);
+        store.updateExpiry(sb.id(), expiresAt);
+        sb.setExpiresAt(expiresAt);
         sb.client().setDeadline(System.nanoTime() + fromNow.toNanos() + INIT_DEADLINE_GRACE.toNanos());
     }
 
@@ -301,6 +349,8 @@ final class SandboxManager implements AutoCloseable {
             return;
         }
         cancelDeadline(sb.id());
+        recordState(sb, SandboxState.STOPPING, reason);
+        Failpoints.hit("destroy.after-stopping-recorded");
         InitClient client = sb.clientOrNull();
         if (client != null) {
             client.fail(new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + sb.id() + " stopped: "
@@ -332,13 +382,33 @@ final class SandboxManager implements AutoCloseable {
             return;
         }
         releaseName(sb.spec(), sb.id());
+        recordState(sb, SandboxState.STOPPED, sb.stopReason());
         sb.finishStop();
         if (!closed) {
-            timers.schedule(() -> sandboxes.remove(sb.id(), sb), STOPPED_RETENTION.toNanos(), TimeUnit.NANOSECONDS);
+            timers.schedule(() -> forget(sb), STOPPED_RETENTION.toNanos(), TimeUnit.NANOSECONDS);
         } else {
             sandboxes.remove(sb.id(), sb);
         }
         LOG.log(System.Logger.Level.DEBUG, "destroyed " + sb.id());
+    }
+
+    /** Records a state change; a store failure is logged, never allowed to stop a cleanup. */
+    private void recordState(ManagedSandbox sb, SandboxState state, StopReason reason) {
+        try {
+            store.updateState(sb.id(), state, reason);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "cannot record " + sb.id() + " as " + state + ": " + e.getMessage());
+        }
+    }
+
+    private void forget(ManagedSandbox sb) {
+        if (sandboxes.remove(sb.id(), sb)) {
+            try {
+                store.delete(sb.id());
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "cannot forget " + sb.id() + ": " + e.getMessage());
+            }
+        }
     }
 
     private void destroyQuietly(ManagedSandbox sb, StopReason reason) {
@@ -362,6 +432,108 @@ final class SandboxManager implements AutoCloseable {
                 LOG.log(System.Logger.Level.INFO, "removed orphaned sandbox " + rec.id());
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "could not remove orphaned sandbox " + rec.id() + ": " + e.getMessage());
+            }
+        }
+    }
+
+    /**
+     * A restarted persistent engine takes over what the previous one left (ATTACKS.md R1-R3): running
+     * sandboxes are re-attached with their deadlines re-armed; half-created and half-destroyed ones are
+     * finished off; runtime leftovers with no record are removed; stopped ones stay visible until their
+     * retention ends.
+     */
+    private void restore() {
+        java.util.Set<SandboxId> known = new java.util.HashSet<>();
+        for (SandboxStore.Row row : store.loadAll()) {
+            known.add(row.id());
+            switch (row.state()) {
+                case RUNNING -> adopt(row);
+                case CREATING, STOPPING -> {
+                    ManagedSandbox sb = ManagedSandbox.restoredStopped(this, new SandboxStore.Row(row.id(), row.spec(),
+                            row.owner(), SandboxState.STOPPED, Optional.of(row.stopReason().orElse(StopReason.FAILED)),
+                            row.createdAt(), row.expiresAt(), row.entrypointChannel(), row.entrypointExit()));
+                    try {
+                        runtime.destroy(row.id());
+                        store.updateState(row.id(), SandboxState.STOPPED, sb.stopReason());
+                        LOG.log(System.Logger.Level.INFO, "finished cleaning up " + row.id() + " (was " + row.state() + ")");
+                    } catch (RuntimeException e) {
+                        LOG.log(System.Logger.Level.WARNING, "cleaning up " + row.id() + " failed: " + e.getMessage());
+                    }
+                    keepStopped(sb);
+                }
+                case STOPPED -> keepStopped(ManagedSandbox.restoredStopped(this, row));
+            }
+        }
+        for (RuntimeRecord rec : runtime.records()) {
+            if (rec.owner().equals(identity.token()) && !known.contains(rec.id())) {
+                try {
+                    runtime.destroy(rec.id());
+                    LOG.log(System.Logger.Level.INFO, "removed unrecorded sandbox " + rec.id());
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "could not remove unrecorded sandbox " + rec.id() + ": " + e.getMessage());
+                }
+            }
+        }
+    }
+
+    private void keepStopped(ManagedSandbox sb) {
+        sandboxes.put(sb.id(), sb);
+        timers.schedule(() -> forget(sb), STOPPED_RETENTION.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    private void adopt(SandboxStore.Row row) {
+        ManagedSandbox sb = new ManagedSandbox(this, row.id(), row.spec(), row.createdAt());
+        sb.setExpiresAt(row.expiresAt());
+        try {
+            reserveName(row.spec(), row.id());
+        } catch (SandboxException e) {
+            LOG.log(System.Logger.Level.WARNING, "name of " + row.id() + " is taken: " + e.getMessage());
+        }
+        sandboxes.put(row.id(), sb);
+        try {
+            byte[] nonce = Ids.nonce();
+            RuntimeSandbox rt = runtime.reattach(row.id(), hello(nonce));
+            InitClient client;
+            try {
+                client = InitClient.attach(rt.fromInit(), rt.toInit(), nonce, ATTACH_TIMEOUT, row.id().value());
+            } catch (RuntimeException e) {
+                rt.closeChannel();
+                throw e;
+            }
+            Duration left = Duration.between(Instant.now(), row.expiresAt());
+            if (left.isNegative()) {
+                left = Duration.ZERO;
+            }
+            client.setDeadline(System.nanoTime() + left.toNanos() + INIT_DEADLINE_GRACE.toNanos());
+            sb.running(rt, client);
+            deadlines.put(row.id(), timers.schedule(() -> expire(sb), left.toNanos(), TimeUnit.NANOSECONDS));
+            client.closed().whenComplete((v, e) -> onInitGone(sb));
+            if (row.entrypointChannel() != 0 && row.entrypointExit().isEmpty()) {
+                followEntrypoint(sb, client.adopt(row.entrypointChannel(), entrypointRequest(sb)));
+            }
+            LOG.log(System.Logger.Level.INFO, "adopted " + row.id());
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "could not re-attach " + row.id() + ", removing it: " + e.getMessage());
+            stopper.execute(() -> destroyQuietly(sb, StopReason.FAILED));
+        }
+    }
+
+    private void detachOnExit() {
+        closed = true;
+        timers.shutdownNow();
+        detachAll();
+    }
+
+    /** Lets go of every sandbox without destroying it: they keep running for the next engine to adopt. */
+    private void detachAll() {
+        for (ManagedSandbox sb : List.copyOf(sandboxes.values())) {
+            InitClient client = sb.clientOrNull();
+            if (client != null) {
+                client.close();
+            }
+            RuntimeSandbox rt = sb.runtimeSandbox();
+            if (rt != null) {
+                rt.closeChannel();
             }
         }
     }
@@ -391,8 +563,13 @@ final class SandboxManager implements AutoCloseable {
         if (closed) {
             return;
         }
-        destroyAllQuietly();
-        closed = true;
+        if (persistent) {
+            closed = true;
+            detachAll();
+        } else {
+            destroyAllQuietly();
+            closed = true;
+        }
         try {
             Runtime.getRuntime().removeShutdownHook(shutdownHook);
         } catch (IllegalStateException e) {
@@ -401,6 +578,7 @@ final class SandboxManager implements AutoCloseable {
         timers.shutdownNow();
         stopper.shutdown();
         identity.retire();
+        store.close();
     }
 
     private static void join(Thread t) {

@@ -41,7 +41,10 @@ public final class InitClient implements AutoCloseable {
     private final byte[] nonce;
     private final String name;
     private final Object writeLock = new Object();
-    private final AtomicInteger nextChannel = new AtomicInteger();
+    // Each connection numbers its channels from a random point, so that after an engine restart new execs
+    // cannot collide with ones the init still runs from the previous connection.
+    private final AtomicInteger nextChannel =
+            new AtomicInteger(java.util.concurrent.ThreadLocalRandom.current().nextInt(1, 1 << 30));
     private final AtomicLong nextPing = new AtomicLong();
     private final Map<Integer, Handler> handlers = new ConcurrentHashMap<>();
     private final Map<Long, CompletableFuture<Long>> pings = new ConcurrentHashMap<>();
@@ -179,6 +182,24 @@ public final class InitClient implements AutoCloseable {
             handlers.remove(id);
             throw ex;
         }
+        return e;
+    }
+
+    /**
+     * Re-attaches to an exec the init kept running across a reconnect (an engine restart): output that
+     * arrives on {@code channel} from now on, and its exit, go to the returned handle. {@code request}
+     * must describe the exec as it was spawned (its windows and classifier are used). Output the init
+     * sent to the previous connection is lost.
+     */
+    public InitExec adopt(int channel, SpawnRequest request) {
+        if (channel == 0) {
+            throw new IllegalArgumentException("channel 0 is the control channel");
+        }
+        InitExec e = new InitExec(this, channel, request, false);
+        register(channel, e);
+        // The previous engine may have died holding unreturned window: grant the new buffers' worth again.
+        send(Frames.window(channel, Frames.STREAM_STDOUT, request.stdoutWindow()));
+        send(Frames.window(channel, Frames.STREAM_STDERR, request.stderrWindow()));
         return e;
     }
 

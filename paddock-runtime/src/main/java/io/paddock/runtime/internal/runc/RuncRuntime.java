@@ -183,6 +183,26 @@ public final class RuncRuntime implements SandboxRuntime {
     }
 
     @Override
+    public RuntimeSandbox reattach(SandboxId id, byte[] preamble) {
+        Path bundle = sandboxesDir.resolve(id.value());
+        Path toInit = bundle.resolve("to-init");
+        Path fromInit = bundle.resolve("from-init");
+        if (!runc.hasState(id.value()) || !Files.exists(toInit) || !Files.exists(fromInit)) {
+            throw new SandboxException(ErrorCode.NOT_FOUND, "sandbox " + id + " is not running on this host");
+        }
+        // As in start(): read-write opens never block, whether or not the init is still there.
+        try (FileChannel inRw = new RandomAccessFile(toInit.toFile(), "rw").getChannel();
+             FileChannel outRw = new RandomAccessFile(fromInit.toFile(), "rw").getChannel()) {
+            writeFully(inRw, preamble);
+            FileChannel in = FileChannel.open(toInit, StandardOpenOption.WRITE);
+            FileChannel out = FileChannel.open(fromInit, StandardOpenOption.READ);
+            return new RuncSandbox(id, in, out);
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot re-open the channel of sandbox " + id + ": " + e, e);
+        }
+    }
+
+    @Override
     public void destroy(SandboxId id) {
         Path bundle = sandboxesDir.resolve(id.value());
         runc.deleteForce(id.value());
