@@ -8,7 +8,8 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = VersionProvider.class,
         description = "Run untrusted and AI-generated code in isolated, resource-limited sandboxes.",
-        subcommands = {RunCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {RunCommand.class, ServeCommand.class, CreateCommand.class, ExecCommand.class, ListCommand.class,
+                RemoveCommand.class, CopyCommand.class, LogsCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -2,7 +2,6 @@ package io.paddock.cli;
 
 import io.paddock.ExecProcess;
 import io.paddock.ExecRequest;
-import io.paddock.ExitStatus;
 import io.paddock.Paddock;
 import io.paddock.Sandbox;
 import io.paddock.SandboxException;
@@ -13,13 +12,6 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
-import java.io.FileDescriptor;
-import java.io.FileOutputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -85,20 +77,7 @@ final class RunCommand implements Callable<Integer> {
         try (Paddock paddock = Paddock.local();
              Sandbox sandbox = paddock.create(sandboxSpec);
              ExecProcess process = sandbox.start(request)) {
-            Thread out = copier("stdout", process.stdout(), new FileOutputStream(FileDescriptor.out));
-            Thread err = copier("stderr", process.stderr(), new FileOutputStream(FileDescriptor.err));
-            Thread in = interactive ? stdinForwarder(process) : null;
-            if (!interactive) {
-                process.closeStdin();
-            }
-            ExitStatus status = process.awaitExit();
-            out.join();
-            err.join();
-            if (in != null) {
-                in.interrupt();
-            }
-            explain(status, sandboxSpec, limit);
-            return ExitCodes.of(status);
+            return Streaming.attach(process, interactive, limit, sandboxSpec.memory().toString());
         }
     }
 
@@ -122,58 +101,4 @@ final class RunCommand implements Callable<Integer> {
         return command;
     }
 
-    private static void explain(ExitStatus status, SandboxSpec spec, Duration limit) {
-        PrintStream err = System.err;
-        switch (status.outcome()) {
-            case TIMED_OUT -> err.println("paddock: timed out after " + SpecOptionsFormat.duration(limit)
-                    + "; the command's process tree was killed");
-            case OOM_KILLED -> err.println("paddock: out of memory: the command exceeded the sandbox's "
-                    + spec.memory() + " memory limit and was killed");
-            case SIGNALED -> err.println("paddock: the command was killed by signal " + status.signal());
-            default -> {
-            }
-        }
-        err.flush();
-    }
-
-    private static Thread copier(String name, InputStream from, OutputStream to) {
-        Thread t = new Thread(() -> {
-            byte[] buf = new byte[65536];
-            try (from) {
-                int n;
-                while ((n = from.read(buf)) > 0) {
-                    to.write(buf, 0, n);
-                    to.flush();
-                }
-            } catch (IOException | SandboxException e) {
-                // the stream ends with the command or the sandbox
-            }
-        }, "paddock-cli-" + name);
-        t.setDaemon(true);
-        t.start();
-        return t;
-    }
-
-    private static Thread stdinForwarder(ExecProcess process) {
-        Thread t = new Thread(() -> {
-            byte[] buf = new byte[4096];
-            try (InputStream in = System.in; OutputStream to = process.stdin()) {
-                int n;
-                while ((n = in.read(buf)) > 0) {
-                    to.write(buf, 0, n);
-                    to.flush();
-                }
-            } catch (IOException | SandboxException e) {
-                // the command closed its stdin or ended
-            }
-            process.closeStdin();
-        }, "paddock-cli-stdin");
-        t.setDaemon(true);
-        t.start();
-        return t;
-    }
-
-    static byte[] utf8(String s) {
-        return s.getBytes(StandardCharsets.UTF_8);
-    }
 }

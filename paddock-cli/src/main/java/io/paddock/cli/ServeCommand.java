@@ -1,0 +1,37 @@
+package io.paddock.cli;
+
+import io.paddock.LocalOptions;
+import io.paddock.server.Daemon;
+import io.paddock.server.DaemonOptions;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+
+/** {@code paddock serve}: the daemon. */
+@Command(name = "serve", sortOptions = false,
+        description = {"Run the Paddock daemon: the REST + WebSocket API (see /v1/openapi.json) over the local engine.",
+                "Its sandboxes survive a restart of the daemon. Needs root and runc.",
+                "The token comes from $PADDOCK_TOKEN, or is generated at first start and stored in DATA_DIR/token (mode 0600)."},
+        footer = {"", "Example:", "  sudo ./paddock serve --listen 127.0.0.1:7070 --data-dir /var/lib/paddock"})
+final class ServeCommand implements Callable<Integer> {
+    @Option(names = "--listen", paramLabel = "HOST:PORT", description = "Where to listen (default: " + DaemonOptions.DEFAULT_LISTEN + ").")
+    String listen = DaemonOptions.DEFAULT_LISTEN;
+
+    @Option(names = "--data-dir", paramLabel = "DIR", description = "Where the daemon keeps its SQLite file and token (default: /var/lib/paddock).")
+    Path dataDir = DaemonOptions.DEFAULT_DATA_DIR;
+
+    @Option(names = "--state-dir", paramLabel = "DIR", description = "Where sandboxes' runtime state lives (default: /run/paddock).")
+    Path stateDir = LocalOptions.DEFAULT_STATE_DIR;
+
+    @Option(names = "--max-sandboxes", paramLabel = "N", description = "The most live sandboxes at once (default: 1000); more get HTTP 429.")
+    int maxSandboxes = DaemonOptions.DEFAULT_MAX_SANDBOXES;
+
+    @Override
+    public Integer call() {
+        Daemon.run(DaemonOptions.builder().listen(listen).dataDir(dataDir.toAbsolutePath()).stateDir(stateDir.toAbsolutePath())
+                .maxSandboxes(maxSandboxes).build());
+        return 0;
+    }
+}
