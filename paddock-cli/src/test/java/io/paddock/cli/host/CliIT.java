@@ -1,0 +1,182 @@
+package io.paddock.cli.host;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Runs the real {@code paddock} command (the shaded jar the build produced) as a user would, against the
+ * real engine and a real daemon on loopback, and checks its output and exit codes.
+ */
+class CliIT {
+    private static final Path JAR = Path.of(System.getProperty("paddock.jar", "target/paddock.jar"));
+
+    @TempDir
+    static Path dataDir;
+    private static Process daemon;
+    private static String url;
+    private static String token;
+
+    record Result(int code, String out, String err) {
+    }
+
+    static Result paddock(Map<String, String> env, String stdin, String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-jar", JAR.toString()));
+        cmd.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().putAll(env);
+        Path out = Files.createTempFile("paddock-cli-out", ".txt");
+        Path err = Files.createTempFile("paddock-cli-err", ".txt");
+        pb.redirectOutput(out.toFile()).redirectError(err.toFile());
+        Process p = pb.start();
+        if (stdin != null) {
+            p.getOutputStream().write(stdin.getBytes(StandardCharsets.UTF_8));
+        }
+        p.getOutputStream().close();
+        if (!p.waitFor(120, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError("paddock " + String.join(" ", args) + " did not finish");
+        }
+        Result r = new Result(p.exitValue(), Files.readString(out), Files.readString(err));
+        Files.delete(out);
+        Files.delete(err);
+        return r;
+    }
+
+    static Result paddock(String... args) throws IOException, InterruptedException {
+        return paddock(Map.of(), null, args);
+    }
+
+    static Result remote(String... args) throws IOException, InterruptedException {
+        return paddock(Map.of("PADDOCK_URL", url, "PADDOCK_TOKEN", token), null, args);
+    }
+
+    @BeforeAll
+    static void startDaemon() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        url = "http://127.0.0.1:" + port;
+        daemon = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar",
+                JAR.toString(), "serve", "--listen", "127.0.0.1:" + port, "--data-dir", dataDir.toString())
+                .redirectErrorStream(true).redirectOutput(dataDir.resolve("serve.log").toFile()).start();
+        long until = System.nanoTime() + 60_000_000_000L;
+        while (System.nanoTime() < until && !Files.readString(dataDir.resolve("serve.log")).contains("listening on")) {
+            Thread.sleep(100);
+        }
+        assertThat(Files.readString(dataDir.resolve("serve.log"))).contains("listening on " + url)
+                .doesNotContain(Files.exists(dataDir.resolve("token")) ? Files.readString(dataDir.resolve("token")).trim() : "\0");
+        token = Files.readString(dataDir.resolve("token")).trim();
+        assertThat(Files.getPosixFilePermissions(dataDir.resolve("token")).toString()).isEqualTo("[OWNER_READ, OWNER_WRITE]");
+    }
+
+    @AfterAll
+    static void stopDaemon() throws Exception {
+        if (daemon != null) {
+            Result left = remote("ls", "--json");
+            daemon.destroy();
+            daemon.waitFor(30, TimeUnit.SECONDS);
+            assertThat(left.out().trim()).as("tests leave no sandbox on the daemon").isEqualTo("[ ]");
+        }
+    }
+
+    @Test
+    void runStreamsOutputAndPassesTheExitCode() throws Exception {
+        Result hello = paddock("run", "--", "echo", "hello");
+        assertThat(hello.code()).isZero();
+        assertThat(hello.out()).isEqualTo("hello\n");
+        Result code = paddock("run", "--", "sh", "-c", "echo out; echo err >&2; exit 7");
+        assertThat(code.code()).isEqualTo(7);
+        assertThat(code.out()).isEqualTo("out\n");
+        assertThat(code.err()).isEqualTo("err\n");
+        assertThat(paddock("run", "--lang", "python", "--code", "print(6*7)").out()).isEqualTo("42\n");
+        assertThat(paddock(Map.of(), "from stdin", "run", "-i", "--", "cat").out()).isEqualTo("from stdin");
+    }
+
+    @Test
+    void runReportsOomAndTimeoutWithConventionalCodes() throws Exception {
+        Result oom = paddock("run", "--memory", "64m", "--", "python3", "-c", "b = bytearray(512 << 20)");
+        assertThat(oom.code()).isEqualTo(137);
+        assertThat(oom.err()).contains("out of memory");
+        Result slow = paddock("run", "--timeout", "1s", "--", "sh", "-c", "trap '' TERM; sleep 100");
+        assertThat(slow.code()).isEqualTo(124);
+        assertThat(slow.err()).contains("timed out after 1s");
+    }
+
+    @Test
+    void badUsageSaysWhatIsWrong() throws Exception {
+        Result size = paddock("run", "--memory", "lots", "--", "true");
+        assertThat(size.code()).isEqualTo(2);
+        assertThat(size.err()).contains("memory").contains("not a size");
+        Result lang = paddock("run", "--lang", "cobol", "--code", "x");
+        assertThat(lang.code()).isEqualTo(2);
+        assertThat(lang.err()).contains("unknown language 'cobol'");
+        Result missing = paddock("run", "--", "no-such-command");
+        assertThat(missing.code()).isEqualTo(127);
+        assertThat(paddock("--version").out()).startsWith("paddock ");
+    }
+
+    @Test
+    void daemonCommandsCreateExecListCopyLogsRemove() throws Exception {
+        Result created = remote("create", "--memory", "128m", "--label", "suite=cli", "--name", "cli-test",
+                "--", "sh", "-c", "echo from-entrypoint; exec sleep 600");
+        assertThat(created.code()).as(created.err()).isZero();
+        String id = created.out().trim();
+        assertThat(id).matches("sb-[a-z2-7]{26}");
+        try {
+            assertThat(remote("exec", id, "--", "python3", "-c", "print(6*7)").out()).isEqualTo("42\n");
+            assertThat(remote("exec", "cli-test", "--", "sh", "-c", "exit 5").code()).isEqualTo(5);
+            assertThat(paddock(Map.of("PADDOCK_URL", url, "PADDOCK_TOKEN", token), "piped", "exec", "-i", id, "--", "cat").out())
+                    .isEqualTo("piped");
+
+            Result ls = remote("ls", "--label", "suite=cli");
+            assertThat(ls.out()).contains(id).contains("cli-test").contains("RUNNING");
+            assertThat(remote("ls", "--json", "--label", "suite=cli").out()).contains("\"id\" : \"" + id + "\"");
+
+            Path local = dataDir.resolve("up.txt");
+            Files.writeString(local, "uploaded");
+            assertThat(remote("cp", local.toString(), id + ":/workspace/").code()).isZero();
+            assertThat(remote("exec", id, "--", "cat", "/workspace/up.txt").out()).isEqualTo("uploaded");
+            Path back = dataDir.resolve("down.txt");
+            assertThat(remote("cp", id + ":/workspace/up.txt", back.toString()).code()).isZero();
+            assertThat(Files.readString(back)).isEqualTo("uploaded");
+
+            long until = System.nanoTime() + 10_000_000_000L;
+            Result logs;
+            do {
+                logs = remote("logs", id);
+            } while (!logs.out().contains("from-entrypoint") && System.nanoTime() < until);
+            assertThat(logs.out()).isEqualTo("from-entrypoint\n");
+        } finally {
+            Result rm = remote("rm", id);
+            assertThat(rm.code()).isZero();
+            assertThat(rm.out().trim()).isEqualTo(id);
+        }
+        assertThat(remote("rm", "sb-" + "c".repeat(26)).code()).isEqualTo(1);
+    }
+
+    @Test
+    void remoteCommandsExplainAMissingTokenOrDaemon() throws Exception {
+        Result wrong = paddock(Map.of("PADDOCK_URL", url, "PADDOCK_TOKEN", "tok-Zq81xWrong"), null, "ls");
+        assertThat(wrong.code()).isEqualTo(125);
+        assertThat(wrong.err()).isNotBlank().doesNotContain("tok-Zq81xWrong");
+        Result down = paddock(Map.of("PADDOCK_URL", "http://127.0.0.1:1", "PADDOCK_TOKEN", token), null, "ls");
+        assertThat(down.code()).isEqualTo(125);
+        assertThat(down.err()).contains("127.0.0.1:1").doesNotContain(token);
+    }
+}
