@@ -699,6 +699,13 @@ void files_handle(uint8_t type, uint32_t id, const uint8_t *p, size_t n)
     case M_F_MOVE:
         err = op_move(id, &rd);
         break;
+    case M_F_CANCEL:
+        /* The engine stopped reading a download or a listing: stop sending it. Nothing is answered;
+         * the engine has already forgotten the channel. */
+        r = find(id);
+        if (r && (r->kind == FR_READ || r->kind == FR_LIST))
+            free_req(r, 0);
+        break;
     }
     fs_leave();
     if (err)

@@ -271,6 +271,7 @@ static void dispatch(const struct frame *f)
     case M_F_MKDIR:
     case M_F_REMOVE:
     case M_F_MOVE:
+    case M_F_CANCEL:
         files_handle(f->type, f->chan, f->payload, f->len);
         break;
     default:
@@ -285,7 +286,7 @@ static void on_too_big(const struct frame *f)
         return;
     if (f->type == M_SPAWN)
         exec_spawn_too_big(f->chan);
-    else if (f->type >= M_F_READ && f->type <= M_F_MOVE)
+    else if (f->type >= M_F_READ && f->type <= M_F_CANCEL)
         files_too_big(f->type, f->chan);
 }
 

@@ -25,7 +25,7 @@ enum {
     M_WINDOW = 0x06, M_DEADLINE = 0x07, M_PING = 0x08, M_RELEASE = 0x09, M_SHUTDOWN = 0x0A,
     M_F_READ = 0x10, M_F_WRITE_OPEN = 0x11, M_F_WRITE_DATA = 0x12, M_F_WRITE_END = 0x13,
     M_F_WRITE_ABORT = 0x14, M_F_LIST = 0x15, M_F_STAT = 0x16, M_F_MKDIR = 0x17, M_F_REMOVE = 0x18,
-    M_F_MOVE = 0x19,
+    M_F_MOVE = 0x19, M_F_CANCEL = 0x1A,
 };
 
 /* init -> engine */

@@ -17,6 +17,13 @@ import java.util.List;
  * {@code FAILED_PRECONDITION} for a wrong file type (reading a directory, removing a non-empty one).
  */
 public interface SandboxFiles {
+    /** The largest file {@link #read} returns whole (64 MiB); stream bigger ones with {@link #openRead}. */
+    long READ_LIMIT = 64L << 20;
+
+    /**
+     * Returns a whole file. Files over {@link #READ_LIMIT} fail with {@code RESOURCE_EXHAUSTED}, so that a
+     * huge (or endlessly growing) file cannot fill the caller's memory; stream those with {@link #openRead}.
+     */
     byte[] read(String path);
 
     String readString(String path);

@@ -23,12 +23,46 @@ public final class HostLeakCheck {
         this.stateDir = stateDir;
     }
 
-    /** Everything that names a sandbox on this host right now, one line per item. */
+    /**
+     * Everything that names a sandbox on this host right now, one line per item, except the sandboxes of
+     * engines in other live processes (another test run, a daemon): what they hold is theirs to clean.
+     */
     public Set<String> sandboxResources() {
+        Set<String> all = allSandboxResources();
+        Set<String> foreign = foreignSandboxIds();
+        Set<String> out = new TreeSet<>();
+        for (String r : all) {
+            if (foreign.stream().noneMatch(r::contains)) {
+                out.add(r);
+            }
+        }
+        return out;
+    }
+
+    /** Ids of sandboxes whose owner is an engine in another process that is still running. */
+    private Set<String> foreignSandboxIds() {
+        Set<String> out = new TreeSet<>();
+        long self = ProcessHandle.current().pid();
+        for (Path bundle : list(stateDir.resolve("sandboxes"))) {
+            String owner = lines(bundle.resolve("owner")).stream().findFirst().orElse("");
+            String[] parts = owner.split("\\.");
+            if (parts.length == 3 && parts[0].matches("\\d+")) {
+                long pid = Long.parseLong(parts[0]);
+                if (pid != self && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+                    out.add(bundle.getFileName().toString());
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Everything that names a sandbox on this host right now, whoever owns it. */
+    public Set<String> allSandboxResources() {
         Set<String> out = new TreeSet<>();
         list(stateDir.resolve("sandboxes")).forEach(p -> out.add("bundle " + p.getFileName()));
         list(stateDir.resolve("runc")).forEach(p -> out.add("runc-state " + p.getFileName()));
-        list(stateDir.resolve("uids")).forEach(p -> out.add("uid-lease " + p.getFileName()));
+        list(stateDir.resolve("uids")).forEach(p -> out.add("uid-lease " + p.getFileName() + " "
+                + lines(p).stream().findFirst().orElse("?")));
         for (Path hierarchy : list(Path.of("/sys/fs/cgroup"))) {
             Path parent = hierarchy.resolve("paddock");
             for (Path cg : list(parent)) {

@@ -23,14 +23,13 @@ public final class HttpStatus {
     /** For responses without a Paddock error body (a proxy's, say). */
     public static ErrorCode toCode(int status) {
         return switch (status) {
-            case 400, 422 -> ErrorCode.INVALID_ARGUMENT;
             case 401, 403 -> ErrorCode.PERMISSION_DENIED;
             case 404 -> ErrorCode.NOT_FOUND;
             case 409 -> ErrorCode.FAILED_PRECONDITION;
             case 413, 429 -> ErrorCode.RESOURCE_EXHAUSTED;
+            case 408, 504 -> ErrorCode.DEADLINE_EXCEEDED;
             case 502, 503 -> ErrorCode.UNAVAILABLE;
-            case 504 -> ErrorCode.DEADLINE_EXCEEDED;
-            default -> ErrorCode.INTERNAL;
+            default -> status >= 400 && status < 500 ? ErrorCode.INVALID_ARGUMENT : ErrorCode.INTERNAL;
         };
     }
 }

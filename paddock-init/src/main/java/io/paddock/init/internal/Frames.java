@@ -28,7 +28,7 @@ public final class Frames {
     public static final int HELLO = 0x01, SPAWN = 0x02, STDIN = 0x03, STDIN_CLOSE = 0x04, SIGNAL = 0x05,
             WINDOW = 0x06, DEADLINE = 0x07, PING = 0x08, RELEASE = 0x09, SHUTDOWN = 0x0A, F_READ = 0x10,
             F_WRITE_OPEN = 0x11, F_WRITE_DATA = 0x12, F_WRITE_END = 0x13, F_WRITE_ABORT = 0x14, F_LIST = 0x15,
-            F_STAT = 0x16, F_MKDIR = 0x17, F_REMOVE = 0x18, F_MOVE = 0x19;
+            F_STAT = 0x16, F_MKDIR = 0x17, F_REMOVE = 0x18, F_MOVE = 0x19, F_CANCEL = 0x1A;
     // init -> engine
     public static final int HELLO_ACK = 0x41, SPAWNED = 0x42, DATA = 0x43, EXIT = 0x44, WINDOW_ACK = 0x45,
             PONG = 0x46, LOG = 0x47, F_INFO = 0x50, F_DATA = 0x51, F_END = 0x52, F_OK = 0x53, F_ERROR = 0x54,
@@ -233,6 +233,11 @@ public final class Frames {
 
     public static byte[] fWriteAbort(int channel) {
         return encode(F_WRITE_ABORT, channel, new Payload());
+    }
+
+    /** Stops a download or listing the engine no longer reads; the init answers nothing. */
+    public static byte[] fCancel(int channel) {
+        return encode(F_CANCEL, channel, new Payload());
     }
 
     public static byte[] fList(int channel, byte[] path) {

@@ -26,6 +26,7 @@ import java.util.function.BooleanSupplier;
  */
 final class InitFiles implements SandboxFiles {
     static final int READ_WINDOW = 256 * 1024;
+    static final int READ_LIMIT = (int) io.paddock.SandboxFiles.READ_LIMIT;
     private static final int UPLOAD_CHUNK = 64 * 1024;
     private static final int MAX_LIST_ENTRIES = 1_000_000;
 
@@ -208,6 +209,10 @@ final class InitFiles implements SandboxFiles {
 
     @Override
     public InputStream openRead(String path) {
+        return startRead(path).data;
+    }
+
+    private Req startRead(String path) {
         Req r = new Req(path);
         r.data = new InboundStream(r.lock, r.changed, new InboundStream.Credit() {
             @Override
@@ -219,14 +224,10 @@ final class InitFiles implements SandboxFiles {
 
             @Override
             public void unlimited() {
-                // Closed before the end: the protocol has no cancel, so let the rest stream in and be dropped.
+                // Closed before the end: tell the init to stop reading the file, and forget the channel.
                 if (!r.finished()) {
-                    byte[] one = Frames.window(r.id, Frames.STREAM_STDOUT, 0xFFFFFFFFL);
-                    byte[] all = new byte[one.length * 256];
-                    for (int i = 0; i < 256; i++) {
-                        System.arraycopy(one, 0, all, i * one.length, one.length);
-                    }
-                    client.send(all);
+                    r.done();
+                    client.send(Frames.fCancel(r.id));
                 }
             }
         }, READ_WINDOW, false);
@@ -237,16 +238,34 @@ final class InitFiles implements SandboxFiles {
             r.done();
             throw e;
         }
-        return r.data;
+        return r;
     }
 
+    /**
+     * Reads a whole file into memory: refused with RESOURCE_EXHAUSTED above {@link #READ_LIMIT}, whether
+     * the file says so up front or grows while it is read (a tenant's 1 TiB sparse file must not fill the
+     * engine's heap: ATTACKS.md A6).
+     */
     @Override
     public byte[] read(String path) {
-        try (InputStream in = openRead(path)) {
-            return in.readAllBytes();
+        Req r = startRead(path);
+        try (InputStream in = r.data) {
+            if (r.info.size() > READ_LIMIT) {
+                throw tooBig(path, r.info.size());
+            }
+            byte[] data = in.readNBytes(READ_LIMIT + 1);
+            if (data.length > READ_LIMIT) {
+                throw tooBig(path, data.length);
+            }
+            return data;
         } catch (IOException e) {
             throw new SandboxException(ErrorCode.INTERNAL, path + ": " + e.getMessage(), e);
         }
+    }
+
+    private static SandboxException tooBig(String path, long size) {
+        return new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, path + ": " + size + " bytes is more than read()"
+                + " returns (" + READ_LIMIT + " bytes); stream it with openRead()");
     }
 
     @Override

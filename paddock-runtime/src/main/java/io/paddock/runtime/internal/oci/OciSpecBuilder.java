@@ -98,8 +98,11 @@ public final class OciSpecBuilder {
         m.add(new Mount("/dev", "tmpfs", "tmpfs", List.of("nosuid", "noexec", "strictatime", "mode=755", "size=65536k")));
         m.add(new Mount("/dev/pts", "devpts", "devpts",
                 List.of("nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620", "gid=5")));
-        m.add(new Mount("/dev/shm", "tmpfs", "shm",
-                List.of("nosuid", "noexec", "nodev", "mode=1777", "size=" + Math.min(disk, 64L << 20))));
+        // /dev/shm is memory too: a tenant that fills it must not pin the sandbox at its memory limit, so
+        // it gets at most half the memory (and 64 MiB), and an inode cap like the other tmpfs mounts.
+        long shm = Math.min(Math.min(disk, 64L << 20), plan.spec().memory().bytes() / 2);
+        m.add(new Mount("/dev/shm", "tmpfs", "shm", List.of("nosuid", "noexec", "nodev", "mode=1777", "size=" + shm,
+                "nr_inodes=" + Math.max(1024, Math.min(inodes, shm / 8192)))));
         m.add(new Mount("/dev/mqueue", "mqueue", "mqueue", List.of("nosuid", "noexec", "nodev")));
         m.add(new Mount("/sys", "sysfs", "sysfs", List.of("nosuid", "noexec", "nodev", "ro")));
         m.addAll(plan.imageMounts());

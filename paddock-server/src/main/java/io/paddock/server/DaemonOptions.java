@@ -1,0 +1,139 @@
+package io.paddock.server;
+
+import io.paddock.LocalOptions;
+import io.paddock.SandboxException;
+
+import java.nio.file.Path;
+import java.util.Objects;
+
+/**
+ * Options of {@code paddock serve} ({@link Daemon#run(DaemonOptions)}). Immutable; build one with
+ * {@link #builder()}.
+ */
+public final class DaemonOptions {
+    public static final String DEFAULT_LISTEN = "127.0.0.1:7070";
+    public static final Path DEFAULT_DATA_DIR = Path.of("/var/lib/paddock");
+    public static final int DEFAULT_MAX_SANDBOXES = 1000;
+
+    private final String host;
+    private final int port;
+    private final Path dataDir;
+    private final Path stateDir;
+    private final int maxSandboxes;
+
+    private DaemonOptions(Builder b) {
+        this.host = b.host;
+        this.port = b.port;
+        this.dataDir = b.dataDir;
+        this.stateDir = b.stateDir;
+        this.maxSandboxes = b.maxSandboxes;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public String host() {
+        return host;
+    }
+
+    public int port() {
+        return port;
+    }
+
+    /** {@code host:port}, as given to {@link Builder#listen(String)}. */
+    public String listen() {
+        return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
+    }
+
+    /** The daemon's records and its token file (default {@code /var/lib/paddock}). */
+    public Path dataDir() {
+        return dataDir;
+    }
+
+    /** The engine's state directory (default {@link LocalOptions#DEFAULT_STATE_DIR}). */
+    public Path stateDir() {
+        return stateDir;
+    }
+
+    public int maxSandboxes() {
+        return maxSandboxes;
+    }
+
+    @Override
+    public String toString() {
+        return "DaemonOptions{listen=" + listen() + ", dataDir=" + dataDir + ", stateDir=" + stateDir
+                + ", maxSandboxes=" + maxSandboxes + "}";
+    }
+
+    public static final class Builder {
+        private String host = "127.0.0.1";
+        private int port = 7070;
+        private Path dataDir = DEFAULT_DATA_DIR;
+        private Path stateDir = LocalOptions.DEFAULT_STATE_DIR;
+        private int maxSandboxes = DEFAULT_MAX_SANDBOXES;
+
+        private Builder() {
+        }
+
+        /** {@code host:port}, {@code [v6]:port} or {@code :port} (loopback); port 0 picks a free one. */
+        public Builder listen(String listen) {
+            if (listen == null || listen.isBlank()) {
+                throw SandboxException.invalid("listen", "host:port is expected");
+            }
+            String s = listen.trim();
+            int colon = s.lastIndexOf(':');
+            if (colon < 0) {
+                throw SandboxException.invalid("listen", "host:port is expected, got '" + s + "'");
+            }
+            String h = s.substring(0, colon);
+            if (h.startsWith("[") && h.endsWith("]")) {
+                h = h.substring(1, h.length() - 1);
+            } else if (h.contains(":")) {
+                throw SandboxException.invalid("listen", "write an IPv6 address in brackets: [::1]:7070");
+            }
+            int p;
+            try {
+                p = Integer.parseInt(s.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                throw SandboxException.invalid("listen", "the port must be a number, got '" + s.substring(colon + 1) + "'");
+            }
+            if (p < 0 || p > 65535) {
+                throw SandboxException.invalid("listen", "the port must be between 0 and 65535, got " + p);
+            }
+            this.host = h.isEmpty() ? "127.0.0.1" : h;
+            this.port = p;
+            return this;
+        }
+
+        public Builder dataDir(Path dir) {
+            Objects.requireNonNull(dir, "dataDir");
+            if (!dir.isAbsolute()) {
+                throw SandboxException.invalid("dataDir", "must be an absolute path, got " + dir);
+            }
+            this.dataDir = dir.normalize();
+            return this;
+        }
+
+        public Builder stateDir(Path dir) {
+            Objects.requireNonNull(dir, "stateDir");
+            if (!dir.isAbsolute()) {
+                throw SandboxException.invalid("stateDir", "must be an absolute path, got " + dir);
+            }
+            this.stateDir = dir.normalize();
+            return this;
+        }
+
+        public Builder maxSandboxes(int max) {
+            if (max < 1) {
+                throw SandboxException.invalid("maxSandboxes", "must be at least 1, got " + max);
+            }
+            this.maxSandboxes = max;
+            return this;
+        }
+
+        public DaemonOptions build() {
+            return new DaemonOptions(this);
+        }
+    }
+}

@@ -1,0 +1,199 @@
+package io.paddock.server;
+
+import io.paddock.ErrorCode;
+import io.paddock.Paddock;
+import io.paddock.SandboxException;
+import io.paddock.server.internal.ApiHandler;
+import io.paddock.server.internal.AuthGuard;
+import io.paddock.server.internal.HeaderDeadline;
+import io.paddock.server.internal.JsonErrorHandler;
+import io.paddock.server.internal.Limits;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.NetworkConnectionLimit;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.websocket.server.ServerWebSocketContainer;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.BindException;
+import java.net.URI;
+import java.util.Objects;
+import java.util.Properties;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Supplier;
+
+/**
+ * The Paddock HTTP daemon: the API of {@code openapi.json} over a {@link Paddock}. A thin translation
+ * layer; every limit of {@link ServerOptions} is enforced here, every sandbox rule by the engine.
+ *
+ * <pre>{@code
+ * try (Paddock paddock = Paddock.local();
+ *      PaddockServer server = PaddockServer.start(ServerOptions.builder().token(t).build(), paddock)) {
+ *     System.out.println(server.url());
+ * }
+ * }</pre>
+ *
+ * <p>{@link #close()} stops the HTTP server only; the caller owns (and closes) the {@code Paddock}.
+ * Thread-safe.
+ */
+public final class PaddockServer implements AutoCloseable {
+    /** Uploads must average at least this many bytes per second once the idle timeout has passed. */
+    static final long MIN_UPLOAD_RATE = 4096;
+    private static final String OPENAPI = "/io/paddock/server/openapi.json";
+
+    private final Server server;
+    private final HeaderDeadline headerDeadline;
+    private final ScheduledExecutorService timers;
+    private final URI url;
+
+    private PaddockServer(Server server, HeaderDeadline headerDeadline, ScheduledExecutorService timers, URI url) {
+        this.server = server;
+        this.headerDeadline = headerDeadline;
+        this.timers = timers;
+        this.url = url;
+    }
+
+    /**
+     * Binds and starts serving. Fails with {@code UNAVAILABLE} when the address is taken.
+     */
+    public static PaddockServer start(ServerOptions options, Paddock paddock) {
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(paddock, "paddock");
+        byte[] openapi = resource(OPENAPI);
+        long idleMillis = options.idleTimeout().toMillis();
+
+        // Every request runs blocking on a pool thread; connections are capped, so threads are too.
+        QueuedThreadPool pool = new QueuedThreadPool(options.maxConnections() + 64, 8);
+        pool.setName("paddock-http");
+        pool.setDaemon(true);
+        Server server = new Server(pool);
+        server.setStopTimeout(2000);
+
+        HttpConfiguration http = new HttpConfiguration();
+        http.setSendServerVersion(false);
+        http.setSendXPoweredBy(false);
+        http.setRequestHeaderSize(16 * 1024);
+        http.setIdleTimeout(idleMillis);
+        ServerConnector connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
+        connector.setHost(options.host());
+        connector.setPort(options.port());
+        connector.setIdleTimeout(idleMillis);
+        connector.setReuseAddress(true);
+        server.addConnector(connector);
+        server.addBean(new NetworkConnectionLimit(options.maxConnections(), connector));
+
+        ScheduledExecutorService timers = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "paddock-http-timers");
+            t.setDaemon(true);
+            return t;
+        });
+        HeaderDeadline headerDeadline = new HeaderDeadline(idleMillis, timers);
+        connector.addEventListener(headerDeadline);
+
+        ServerWebSocketContainer websockets = ServerWebSocketContainer.ensure(server);
+        websockets.setIdleTimeout(options.idleTimeout());
+        websockets.setMaxTextMessageSize(options.maxJsonBytes());
+        websockets.setMaxBinaryMessageSize(1 << 20);
+        websockets.setMaxFrameSize(Math.max(1 << 20, options.maxJsonBytes()) + 16);
+        websockets.setAutoFragment(false);
+
+        Limits limits = new Limits(options.maxJsonBytes(), options.maxUploadBytes(), options.idleTimeout(), MIN_UPLOAD_RATE);
+        AuthGuard auth = new AuthGuard(options.token(), options.maxFailedAuthPerMinutePerIp());
+        server.setHandler(new ApiHandler(paddock, auth, limits, openapi, version(), runtime(paddock), websockets, timers));
+        server.setErrorHandler(new JsonErrorHandler());
+
+        try {
+            server.start();
+        } catch (Exception e) {
+            stopQuietly(server);
+            timers.shutdownNow();
+            if (isBindFailure(e)) {
+                throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot listen on " + options.host() + ":"
+                        + options.port() + ": the address is already in use (is another paddock serve running?)", e);
+            }
+            throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot start the HTTP server on " + options.host() + ":"
+                    + options.port() + ": " + e.getMessage(), e);
+        }
+        String host = options.host().contains(":") ? "[" + options.host() + "]" : options.host();
+        URI url = URI.create("http://" + host + ":" + connector.getLocalPort());
+        return new PaddockServer(server, headerDeadline, timers, url);
+    }
+
+    private static boolean isBindFailure(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof BindException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The URL clients use, with the actual port when port 0 was asked. */
+    public URI url() {
+        return url;
+    }
+
+    /** Stops accepting, ends open exchanges (exec streams are closed, which kills their commands). */
+    @Override
+    public void close() {
+        headerDeadline.stop();
+        stopQuietly(server);
+        timers.shutdownNow();
+    }
+
+    private static void stopQuietly(Server server) {
+        try {
+            server.stop();
+        } catch (Exception e) {
+            System.getLogger(PaddockServer.class.getName()).log(System.Logger.Level.DEBUG, "stopping the server", e);
+        }
+    }
+
+    static byte[] resource(String name) {
+        try (InputStream in = PaddockServer.class.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IllegalStateException(name + " is missing from the jar");
+            }
+            return in.readAllBytes();
+        } catch (IOException e) {
+            throw new IllegalStateException("reading " + name + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** This build's version (the Maven project version, filtered into a resource). */
+    public static String version() {
+        Properties p = new Properties();
+        try (InputStream in = PaddockServer.class.getResourceAsStream("/io/paddock/server/version.properties")) {
+            if (in != null) {
+                p.load(in);
+            }
+        } catch (IOException e) {
+            // fall through to "unknown"
+        }
+        String v = p.getProperty("version", "unknown");
+        return v.startsWith("${") ? "unknown" : v;
+    }
+
+    /** The engine's runtime, described once on first use (it runs {@code runc --version}). */
+    private static Supplier<String> runtime(Paddock paddock) {
+        return new Supplier<>() {
+            private volatile String value;
+
+            @Override
+            public String get() {
+                String v = value;
+                if (v == null) {
+                    // The runtime's first words ("runc version 1.1.5"); the rest names host paths.
+                    v = paddock instanceof io.paddock.engine.internal.LocalPaddock local
+                            ? local.describeRuntime().split(",", 2)[0].trim() : paddock.getClass().getSimpleName();
+                    value = v;
+                }
+                return v;
+            }
+        };
+    }
+}

@@ -1,0 +1,452 @@
+package io.paddock.server.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.paddock.ErrorCode;
+import io.paddock.ExecRequest;
+import io.paddock.Paddock;
+import io.paddock.Sandbox;
+import io.paddock.SandboxException;
+import io.paddock.SandboxId;
+import io.paddock.SandboxInfo;
+import io.paddock.SandboxQuery;
+import io.paddock.SandboxSpec;
+import io.paddock.SandboxState;
+import io.paddock.wire.HttpStatus;
+import io.paddock.wire.Wire;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.Fields;
+import org.eclipse.jetty.websocket.server.ServerWebSocketContainer;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Supplier;
+
+/**
+ * The HTTP API: authenticates, routes, translates JSON to {@link Paddock} calls and back, and maps every
+ * failure to the one {@code Error} shape. Blocking: Jetty runs each request on a pool thread, bounded by
+ * the connection limit. Stateless apart from its collaborators, so thread-safe.
+ */
+public final class ApiHandler extends Handler.Abstract {
+    private static final System.Logger LOG = System.getLogger(ApiHandler.class.getName());
+    private static final String JSON_TYPE = "application/json";
+    private static final int DEFAULT_PAGE = 100;
+    private static final int MAX_PAGE = 1000;
+    private static final int COPY_CHUNK = 64 * 1024;
+
+    private final Paddock paddock;
+    private final AuthGuard auth;
+    private final Limits limits;
+    private final byte[] openapi;
+    private final String version;
+    private final String apiVersion;
+    private final Supplier<String> runtime;
+    private final ServerWebSocketContainer websockets;
+    private final ScheduledExecutorService pinger;
+
+    public ApiHandler(Paddock paddock, AuthGuard auth, Limits limits, byte[] openapi, String version,
+                      Supplier<String> runtime, ServerWebSocketContainer websockets, ScheduledExecutorService pinger) {
+        super(InvocationType.BLOCKING);
+        this.paddock = paddock;
+        this.auth = auth;
+        this.limits = limits;
+        this.openapi = openapi.clone();
+        this.version = version;
+        this.apiVersion = Wire.parse(openapi).path("info").path("version").asText("1");
+        this.runtime = runtime;
+        this.websockets = websockets;
+        this.pinger = pinger;
+    }
+
+    @Override
+    public boolean handle(Request request, Response response, Callback callback) {
+        response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-store");
+        response.getHeaders().put("X-Content-Type-Options", "nosniff");
+        try {
+            dispatch(request, response, callback);
+        } catch (Throwable t) {
+            fail(request, response, callback, t);
+        }
+        return true;
+    }
+
+    private void dispatch(Request request, Response response, Callback callback) throws IOException {
+        String method = request.getMethod();
+        String path = Request.getPathInContext(request);
+        if ("GET".equals(method) && "/v1/health".equals(path)) {
+            ObjectNode o = Wire.object();
+            o.put("status", "ok");
+            json(response, callback, 200, o);
+            return;
+        }
+        Fields query = query(request);
+        auth.check(Request.getRemoteAddr(request), request.getHeaders().getValuesList(HttpHeader.AUTHORIZATION),
+                query.get("token") != null || query.get("access_token") != null);
+        Route.Match m = Route.match(method, path);
+        switch (m.route()) {
+            case HEALTH -> throw new IllegalStateException("handled above");
+            case VERSION -> {
+                ObjectNode o = Wire.object();
+                o.put("version", version);
+                o.put("api", apiVersion);
+                o.put("runtime", runtime.get());
+                json(response, callback, 200, o);
+            }
+            case OPENAPI -> {
+                response.setStatus(200);
+                response.getHeaders().put(HttpHeader.CONTENT_TYPE, JSON_TYPE);
+                response.write(true, ByteBuffer.wrap(openapi), callback);
+            }
+            case CREATE_SANDBOX -> {
+                SandboxSpec spec = Wire.spec(readJson(request));
+                Sandbox sb = paddock.create(spec);
+                response.getHeaders().put(HttpHeader.LOCATION, "/v1/sandboxes/" + sb.id().value());
+                json(response, callback, 201, Wire.json(sb.info()));
+            }
+            case LIST_SANDBOXES -> json(response, callback, 200, list(query));
+            case GET_SANDBOX -> json(response, callback, 200, Wire.json(sandbox(m.param("id")).info()));
+            case GET_SANDBOX_BY_NAME -> json(response, callback, 200, Wire.json(paddock.getByName(m.param("name")).info()));
+            case DELETE_SANDBOX -> {
+                sandbox(m.param("id")).destroy();
+                noContent(response, callback);
+            }
+            case SET_TIMEOUT -> {
+                Sandbox sb = sandbox(m.param("id"));
+                long ms = Wire.requiredLong(readJson(request), "timeout_ms");
+                if (ms < 1) {
+                    throw SandboxException.invalid("timeout_ms", "must be at least 1, got " + ms);
+                }
+                if (ms > SandboxSpec.MAX_TIMEOUT.toMillis()) {
+                    throw SandboxException.invalid("timeout_ms", "must be at most " + SandboxSpec.MAX_TIMEOUT.toMillis()
+                            + " (" + SandboxSpec.MAX_TIMEOUT.toDays() + " days), got " + ms);
+                }
+                sb.setTimeout(Duration.ofMillis(ms));
+                json(response, callback, 200, Wire.json(sb.info()));
+            }
+            case LOGS -> json(response, callback, 200, Wire.json(sandbox(m.param("id")).logs()));
+            case EXEC -> {
+                Sandbox sb = sandbox(m.param("id"));
+                ExecRequest r = Wire.execRequest(readJson(request));
+                if (r.outputLimit().bytes() > Limits.MAX_EXEC_OUTPUT_BYTES) {
+                    throw SandboxException.invalid("output_limit_bytes", "at most " + Limits.MAX_EXEC_OUTPUT_BYTES
+                            + " for a buffered exec (got " + r.outputLimit().bytes()
+                            + "); use /exec/stream for more output");
+                }
+                json(response, callback, 200, Wire.json(sb.exec(r)));
+            }
+            case EXEC_STREAM -> execStream(request, response, callback, m.param("id"));
+            case READ_FILE -> download(response, callback, sandbox(m.param("id")), pathParam(query, "path"));
+            case WRITE_FILE -> upload(request, response, callback, sandbox(m.param("id")), pathParam(query, "path"));
+            case LIST_FILES -> json(response, callback, 200,
+                    Wire.fileList(sandbox(m.param("id")).files().list(pathParam(query, "path"))));
+            case STAT_FILE -> json(response, callback, 200,
+                    Wire.json(sandbox(m.param("id")).files().stat(pathParam(query, "path"))));
+            case MKDIR -> {
+                Sandbox sb = sandbox(m.param("id"));
+                sb.files().mkdir(Wire.requiredText(readJson(request), "path"));
+                noContent(response, callback);
+            }
+            case REMOVE_FILE -> {
+                Sandbox sb = sandbox(m.param("id"));
+                JsonNode body = readJson(request);
+                String p = Wire.requiredText(body, "path");
+                if (Wire.optionalBool(body, "recursive", false)) {
+                    sb.files().removeRecursive(p);
+                } else {
+                    sb.files().remove(p);
+                }
+                noContent(response, callback);
+            }
+            case MOVE_FILE -> {
+                Sandbox sb = sandbox(m.param("id"));
+                JsonNode body = readJson(request);
+                sb.files().move(Wire.requiredText(body, "from"), Wire.requiredText(body, "to"));
+                noContent(response, callback);
+            }
+        }
+    }
+
+    // ---- sandboxes ----
+
+    /**
+     * The sandbox with this id. Malformed and unknown ids get the same 404 with the same message form, so
+     * the answer is no oracle for which ids exist (ATTACKS.md A62).
+     */
+    private Sandbox sandbox(String id) {
+        if (!SandboxId.isValid(id)) {
+            throw noSandbox(id);
+        }
+        try {
+            return paddock.get(new SandboxId(id));
+        } catch (SandboxException e) {
+            if (e.code() == ErrorCode.NOT_FOUND) {
+                throw noSandbox(id);
+            }
+            throw e;
+        }
+    }
+
+    private static SandboxException noSandbox(String id) {
+        return new SandboxException(ErrorCode.NOT_FOUND, "no sandbox " + Limits.shorten(id));
+    }
+
+    private ObjectNode list(Fields query) {
+        SandboxQuery.Builder q = SandboxQuery.builder();
+        for (String label : values(query, "label")) {
+            int eq = label.indexOf('=');
+            if (eq <= 0) {
+                throw SandboxException.invalid("label", "key=value is expected, got '" + Limits.shorten(label) + "'");
+            }
+            q.label(label.substring(0, eq), label.substring(eq + 1));
+        }
+        for (String s : values(query, "state")) {
+            try {
+                q.state(SandboxState.valueOf(s.trim().toUpperCase(Locale.ROOT)));
+            } catch (IllegalArgumentException e) {
+                throw SandboxException.invalid("state", "unknown state '" + Limits.shorten(s)
+                        + "' (known: CREATING, RUNNING, STOPPING, STOPPED)");
+            }
+        }
+        String name = single(query, "name");
+        if (name != null) {
+            q.name(name);
+        }
+        int limit = DEFAULT_PAGE;
+        String l = single(query, "limit");
+        if (l != null) {
+            try {
+                limit = Integer.parseInt(l.trim());
+            } catch (NumberFormatException e) {
+                throw SandboxException.invalid("limit", "an integer is expected, got '" + Limits.shorten(l) + "'");
+            }
+            if (limit < 1 || limit > MAX_PAGE) {
+                throw SandboxException.invalid("limit", "must be between 1 and " + MAX_PAGE + ", got " + limit);
+            }
+        }
+        PageToken after = PageToken.decode(single(query, "page_token"));
+        List<SandboxInfo> all = paddock.list(q.build());
+        List<SandboxInfo> page = new ArrayList<>(Math.min(limit, all.size()));
+        boolean more = false;
+        for (SandboxInfo i : all) {
+            if (after != null && !after.isBefore(i)) {
+                continue;
+            }
+            if (page.size() == limit) {
+                more = true;
+                break;
+            }
+            page.add(i);
+        }
+        ObjectNode o = Wire.object();
+        ArrayNode a = o.putArray("sandboxes");
+        page.forEach(i -> a.add(Wire.json(i)));
+        if (more) {
+            o.put("next_page_token", PageToken.of(page.get(page.size() - 1)).encode());
+        } else {
+            o.putNull("next_page_token");
+        }
+        return o;
+    }
+
+    /** Where a page ended: the engine's order is created_at, then id. Opaque to clients. */
+    record PageToken(Instant createdAt, String id) {
+        static PageToken of(SandboxInfo i) {
+            return new PageToken(i.createdAt(), i.id().value());
+        }
+
+        String encode() {
+            return Base64.getUrlEncoder().withoutPadding()
+                    .encodeToString(("1 " + createdAt + " " + id).getBytes(StandardCharsets.UTF_8));
+        }
+
+        static PageToken decode(String token) {
+            if (token == null) {
+                return null;
+            }
+            try {
+                String[] p = new String(Base64.getUrlDecoder().decode(token.trim()), StandardCharsets.UTF_8).split(" ");
+                if (p.length != 3 || !p[0].equals("1") || !SandboxId.isValid(p[2])) {
+                    throw new IllegalArgumentException("bad form");
+                }
+                return new PageToken(Instant.parse(p[1]), p[2]);
+            } catch (RuntimeException e) {
+                throw SandboxException.invalid("page_token", "not a next_page_token this server issued");
+            }
+        }
+
+        boolean isBefore(SandboxInfo i) {
+            int c = createdAt.compareTo(i.createdAt());
+            return c < 0 || (c == 0 && id.compareTo(i.id().value()) < 0);
+        }
+    }
+
+    // ---- exec stream ----
+
+    private void execStream(Request request, Response response, Callback callback, String id) {
+        Sandbox sb = sandbox(id);
+        SandboxState state = sb.info().state();
+        if (state != SandboxState.RUNNING) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + id + " is "
+                    + state.name().toLowerCase(Locale.ROOT) + "; exec needs a running sandbox");
+        }
+        long pingMillis = Math.max(50, limits.idleTimeout().toMillis() / 3);
+        boolean upgraded;
+        try {
+            upgraded = websockets.upgrade((upReq, upResp, upCb) -> new ExecSocket(sb, pinger, pingMillis),
+                    request, response, callback);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new SandboxException(ErrorCode.INTERNAL, "WebSocket upgrade failed: " + e.getClass().getSimpleName(), e);
+        }
+        if (!upgraded) {
+            throw new HttpError(400, ErrorCode.INVALID_ARGUMENT,
+                    "this endpoint is a WebSocket: send an upgrade request (Connection: Upgrade, Upgrade: websocket)");
+        }
+    }
+
+    // ---- files ----
+
+    private void download(Response response, Callback callback, Sandbox sb, String path) throws IOException {
+        InputStream in = sb.files().openRead(path); // fails here (before the 200) if the file is missing
+        try (in) {
+            response.setStatus(200);
+            response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/octet-stream");
+            OutputStream out = Content.Sink.asOutputStream(response);
+            byte[] buf = new byte[COPY_CHUNK];
+            for (int n; (n = in.read(buf)) >= 0; ) {
+                out.write(buf, 0, n); // blocks while the client is slow: the engine's window holds the rest
+            }
+            out.close();
+        }
+        callback.succeeded();
+    }
+
+    private void upload(Request request, Response response, Callback callback, Sandbox sb, String path) throws IOException {
+        long length = request.getLength();
+        if (length > limits.maxUploadBytes()) {
+            throw HttpError.tooLarge("the upload", limits.maxUploadBytes());
+        }
+        try (BodyStream body = new BodyStream(Content.Source.asInputStream(request), limits.maxUploadBytes(),
+                "the upload", limits.idleTimeout().toNanos(), limits.minUploadRate())) {
+            sb.files().write(path, body); // streamed in chunks; aborted (no file left) if the body fails
+        }
+        noContent(response, callback);
+    }
+
+    private static String pathParam(Fields query, String name) {
+        String v = single(query, name);
+        if (v == null || v.isEmpty()) {
+            throw SandboxException.invalid(name, "missing (a query parameter)");
+        }
+        if (v.length() > Limits.MAX_PATH_CHARS) {
+            throw SandboxException.invalid(name, "longer than " + Limits.MAX_PATH_CHARS + " characters");
+        }
+        return v;
+    }
+
+    // ---- request helpers ----
+
+    private static Fields query(Request request) {
+        try {
+            return Request.extractQueryParameters(request);
+        } catch (RuntimeException e) {
+            throw SandboxException.invalid("query", "malformed query string");
+        }
+    }
+
+    private static List<String> values(Fields query, String name) {
+        List<String> v = query.getValues(name);
+        return v == null ? List.of() : v;
+    }
+
+    private static String single(Fields query, String name) {
+        List<String> v = values(query, name);
+        if (v.size() > 1) {
+            throw SandboxException.invalid(name, "given more than once");
+        }
+        return v.isEmpty() ? null : v.get(0);
+    }
+
+    /** Reads a JSON body: 413 from Content-Length up front, 413 again while streaming, 400 if malformed. */
+    private JsonNode readJson(Request request) throws IOException {
+        long length = request.getLength();
+        if (length > limits.maxJsonBytes()) {
+            throw HttpError.tooLarge("the JSON body", limits.maxJsonBytes());
+        }
+        try (BodyStream in = new BodyStream(Content.Source.asInputStream(request), limits.maxJsonBytes(),
+                "the JSON body", limits.idleTimeout().toNanos(), 0)) {
+            return Wire.parse(in.readAllBytes());
+        }
+    }
+
+    // ---- responses ----
+
+    private static void json(Response response, Callback callback, int status, JsonNode body) {
+        byte[] bytes = Wire.bytes(body);
+        response.setStatus(status);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, JSON_TYPE);
+        response.getHeaders().put(HttpHeader.CONTENT_LENGTH, bytes.length);
+        response.write(true, ByteBuffer.wrap(bytes), callback);
+    }
+
+    private static void noContent(Response response, Callback callback) {
+        response.setStatus(204);
+        response.write(true, null, callback);
+    }
+
+    private static void fail(Request request, Response response, Callback callback, Throwable t) {
+        if (response.isCommitted()) {
+            LOG.log(System.Logger.Level.DEBUG, "response failed after it was committed", t);
+            callback.failed(t);
+            return;
+        }
+        int status;
+        ObjectNode body;
+        response.getHeaders().remove(HttpHeader.LOCATION);
+        if (t instanceof HttpError h) {
+            status = h.status();
+            body = Wire.error(h.code(), h.getMessage());
+            if (h.headerName() != null) {
+                response.getHeaders().put(h.headerName(), h.headerValue());
+            }
+            if (status == 408 || status == 413) {
+                // The rest of the body is not read: the connection cannot carry another request.
+                response.getHeaders().put(HttpHeader.CONNECTION, "close");
+            }
+        } else if (t instanceof SandboxException e) {
+            status = HttpStatus.of(e.code());
+            body = Wire.error(e);
+            if (status == 429) {
+                response.getHeaders().put(HttpHeader.RETRY_AFTER, "1");
+            }
+            if (e.code() == ErrorCode.INTERNAL) {
+                LOG.log(System.Logger.Level.WARNING, request.getMethod() + " " + Request.getPathInContext(request)
+                        + " failed: " + e.getMessage(), e);
+            }
+        } else {
+            LOG.log(System.Logger.Level.WARNING, request.getMethod() + " " + Request.getPathInContext(request)
+                    + " failed", t);
+            status = 500;
+            body = Wire.error(ErrorCode.INTERNAL, "internal error (" + t.getClass().getSimpleName()
+                    + "); see the daemon's log");
+        }
+        json(response, callback, status, body);
+    }
+}

@@ -1,0 +1,293 @@
+package io.paddock.server.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.paddock.ErrorCode;
+import io.paddock.ExecProcess;
+import io.paddock.ExecRequest;
+import io.paddock.ExitStatus;
+import io.paddock.Sandbox;
+import io.paddock.SandboxException;
+import io.paddock.Signal;
+import io.paddock.wire.Wire;
+import org.eclipse.jetty.websocket.api.Callback;
+import org.eclipse.jetty.websocket.api.Session;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One {@code /v1/sandboxes/{id}/exec/stream} WebSocket: the protocol that openapi.json describes.
+ *
+ * <p>Backpressure, both ways, with bounded memory (ATTACKS.md A60):
+ * <ul>
+ *   <li>output: one platform thread per stream reads the command's stdout or stderr and sends each chunk
+ *       with a send whose completion it waits for, so at most one chunk per stream is in flight; a client
+ *       that stops reading stops the pump, then the engine's credit window stops the command;</li>
+ *   <li>input: demand is explicit; the next frame is demanded only after the previous stdin chunk has
+ *       been written to {@link ExecProcess#stdin()}, which blocks while the command does not read.</li>
+ * </ul>
+ * A socket that closes (or idles out) before the command ends kills the command's process tree.
+ * Thread-safety: Jetty delivers frames one at a time (we demand one at a time); the pumps and the stdin
+ * writer are the only other threads and share only volatile or atomic state.
+ */
+public final class ExecSocket implements Session.Listener {
+    private static final System.Logger LOG = System.getLogger(ExecSocket.class.getName());
+    private static final int CHUNK = 64 * 1024;
+    private static final byte STDIN = 0;
+    private static final byte STDOUT = 1;
+    private static final byte STDERR = 2;
+
+    private final Sandbox sandbox;
+    private final ScheduledExecutorService pinger;
+    private final long pingMillis;
+    private final AtomicBoolean ended = new AtomicBoolean();
+    private volatile Session session;
+    private volatile ExecProcess process;
+    private final ExecutorService stdinWriter;
+    private volatile ScheduledFuture<?> pings;
+    private volatile boolean stdinClosed;
+
+    public ExecSocket(Sandbox sandbox, ScheduledExecutorService pinger, long pingMillis) {
+        this.sandbox = sandbox;
+        this.pinger = pinger;
+        this.pingMillis = pingMillis;
+        // Its one thread is created with the first stdin chunk; demand-driven, so it never queues more than one.
+        this.stdinWriter = Executors.newSingleThreadExecutor(daemon("paddock-ws-stdin"));
+    }
+
+    @Override
+    public void onWebSocketOpen(Session s) {
+        this.session = s;
+        // Pings keep a healthy but quiet connection (a command that prints nothing for a while) from idling
+        // out; a client that stops reading stops their delivery too, and then the idle timeout closes it.
+        pings = pinger.scheduleAtFixedRate(() -> {
+            Session cur = session;
+            if (cur != null && cur.isOpen()) {
+                cur.sendPing(ByteBuffer.allocate(0), Callback.NOOP);
+            }
+        }, pingMillis, pingMillis, TimeUnit.MILLISECONDS);
+        s.demand();
+    }
+
+    @Override
+    public void onWebSocketText(String text) {
+        try {
+            if (process == null) {
+                start(text);
+            } else {
+                control(text);
+            }
+            if (!ended.get()) {
+                session.demand();
+            }
+        } catch (SandboxException e) {
+            fail(e);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "exec stream failed", e);
+            fail(new SandboxException(ErrorCode.INTERNAL, "internal error (" + e.getClass().getSimpleName() + ")"));
+        }
+    }
+
+    private void start(String text) {
+        ExecRequest request = Wire.execRequest(Wire.parse(text.getBytes(StandardCharsets.UTF_8)));
+        // Its stdin field is ignored: stdin is streamed.
+        ExecRequest noStdin = request.toBuilder().stdin((byte[]) null).build();
+        ExecProcess p = sandbox.start(noStdin);
+        process = p;
+        if (ended.get()) { // the socket closed while the command started
+            cleanup();
+            return;
+        }
+        ObjectNode started = Wire.object();
+        started.put("type", "started");
+        started.put("exec_id", p.id());
+        session.sendText(Json.text(started), Callback.NOOP);
+        Thread err = daemon("paddock-ws-stderr-" + p.id()).newThread(() -> pump(p.stderr(), STDERR));
+        Thread out = daemon("paddock-ws-stdout-" + p.id()).newThread(() -> {
+            pump(p.stdout(), STDOUT);
+            try {
+                err.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            finish(p);
+        });
+        err.start();
+        out.start();
+    }
+
+    private void control(String text) {
+        JsonNode msg = Wire.parse(text.getBytes(StandardCharsets.UTF_8));
+        String type = msg.path("type").asText("");
+        ExecProcess p = process;
+        switch (type) {
+            case "stdin_close" -> {
+                stdinClosed = true;
+                p.closeStdin();
+            }
+            case "signal" -> {
+                JsonNode n = msg.get("signal");
+                if (n == null || !n.isIntegralNumber()) {
+                    throw SandboxException.invalid("signal", "a signal number is expected");
+                }
+                p.signal(Signal.of(n.asInt()));
+            }
+            case "kill" -> p.kill();
+            case "resize" -> {
+                // accepted, ignored until terminals are supported
+            }
+            default -> throw SandboxException.invalid("type", "unknown control message type '" + type
+                    + "' (known: stdin_close, signal, kill, resize)");
+        }
+    }
+
+    @Override
+    public void onWebSocketBinary(ByteBuffer payload, Callback callback) {
+        ExecProcess p = process;
+        if (p == null || !payload.hasRemaining() || payload.get(payload.position()) != STDIN) {
+            callback.succeed();
+            fail(SandboxException.invalid("message", p == null
+                    ? "the first message must be a text message holding an ExecRequest"
+                    : "binary messages from the client must start with byte 0 (stdin)"));
+            return;
+        }
+        byte[] data = new byte[payload.remaining() - 1];
+        payload.position(payload.position() + 1).get(data);
+        callback.succeed();
+        stdinWriter.execute(() -> {
+            if (!stdinClosed && data.length > 0) {
+                try {
+                    p.stdin().write(data); // blocks while the command's stdin window is full
+                    p.stdin().flush();
+                } catch (IOException | SandboxException e) {
+                    // The command closed its stdin or ended: drop the data, as a pipe would with EPIPE.
+                }
+            }
+            if (!ended.get()) {
+                session.demand();
+            }
+        });
+    }
+
+    private void pump(InputStream in, byte stream) {
+        byte[] buf = new byte[CHUNK + 1];
+        buf[0] = stream;
+        try {
+            while (!ended.get()) {
+                int n = in.read(buf, 1, CHUNK);
+                if (n < 0) {
+                    return;
+                }
+                if (n > 0) {
+                    CompletableFuture<Void> sent = new CompletableFuture<>();
+                    session.sendBinary(ByteBuffer.wrap(buf, 0, n + 1),
+                            Callback.from(() -> sent.complete(null), sent::completeExceptionally));
+                    sent.get(); // one chunk in flight per stream: the client's pace is the command's pace
+                }
+            }
+        } catch (IOException | SandboxException e) {
+            // the command's streams failed (the sandbox stopped); finish() reports it
+        } catch (ExecutionException e) {
+            close(); // the socket failed: the client is gone
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void finish(ExecProcess p) {
+        if (ended.get()) {
+            return;
+        }
+        ObjectNode msg = Wire.object();
+        try {
+            ExitStatus status = p.onExit().get();
+            msg.put("type", "exit");
+            msg.set("status", Wire.json(status));
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            SandboxException se = c instanceof SandboxException s ? s
+                    : new SandboxException(ErrorCode.INTERNAL, "the command failed: " + c.getClass().getSimpleName());
+            msg.put("type", "error");
+            msg.set("error", Wire.error(se));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        sendAndClose(msg);
+    }
+
+    private void fail(SandboxException e) {
+        ObjectNode msg = Wire.object();
+        msg.put("type", "error");
+        msg.set("error", Wire.error(e));
+        sendAndClose(msg);
+    }
+
+    private void sendAndClose(ObjectNode msg) {
+        Session s = session;
+        if (s == null || !ended.compareAndSet(false, true)) {
+            return;
+        }
+        s.sendText(Json.text(msg), Callback.from(() -> s.close(1000, "done", Callback.NOOP), t -> s.disconnect()));
+        cleanup();
+    }
+
+    private void close() {
+        Session s = session;
+        if (s != null && s.isOpen()) {
+            s.close(1011, "send failed", Callback.NOOP);
+        }
+        ended.set(true);
+        cleanup();
+    }
+
+    @Override
+    public void onWebSocketClose(int statusCode, String reason, Callback callback) {
+        ended.set(true);
+        cleanup();
+        callback.succeed();
+    }
+
+    @Override
+    public void onWebSocketError(Throwable cause) {
+        ended.set(true);
+        cleanup();
+    }
+
+    /** Kills the command if it still runs (the client left early) and releases everything; idempotent. */
+    private void cleanup() {
+        ScheduledFuture<?> pg = pings;
+        if (pg != null) {
+            pg.cancel(false);
+        }
+        ExecProcess p = process;
+        if (p != null) {
+            try {
+                p.close(); // kills the tree if alive; unblocks the pumps
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.DEBUG, "closing exec failed", e);
+            }
+        }
+        stdinWriter.shutdownNow();
+    }
+
+    private static java.util.concurrent.ThreadFactory daemon(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        };
+    }
+}

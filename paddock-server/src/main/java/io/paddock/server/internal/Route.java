@@ -1,0 +1,110 @@
+package io.paddock.server.internal;
+
+import io.paddock.ErrorCode;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+/**
+ * Every route the server serves, one per (method, path template) of openapi.json. The conformance test
+ * checks this table against the document in both directions.
+ */
+public enum Route {
+    HEALTH("GET", "/v1/health"),
+    VERSION("GET", "/v1/version"),
+    OPENAPI("GET", "/v1/openapi.json"),
+    CREATE_SANDBOX("POST", "/v1/sandboxes"),
+    LIST_SANDBOXES("GET", "/v1/sandboxes"),
+    GET_SANDBOX_BY_NAME("GET", "/v1/sandboxes/by-name/{name}"),
+    GET_SANDBOX("GET", "/v1/sandboxes/{id}"),
+    DELETE_SANDBOX("DELETE", "/v1/sandboxes/{id}"),
+    SET_TIMEOUT("POST", "/v1/sandboxes/{id}/timeout"),
+    LOGS("GET", "/v1/sandboxes/{id}/logs"),
+    EXEC("POST", "/v1/sandboxes/{id}/exec"),
+    EXEC_STREAM("GET", "/v1/sandboxes/{id}/exec/stream"),
+    READ_FILE("GET", "/v1/sandboxes/{id}/files"),
+    WRITE_FILE("PUT", "/v1/sandboxes/{id}/files"),
+    LIST_FILES("GET", "/v1/sandboxes/{id}/files/list"),
+    STAT_FILE("GET", "/v1/sandboxes/{id}/files/stat"),
+    MKDIR("POST", "/v1/sandboxes/{id}/files/mkdir"),
+    REMOVE_FILE("POST", "/v1/sandboxes/{id}/files/remove"),
+    MOVE_FILE("POST", "/v1/sandboxes/{id}/files/move");
+
+    private final String method;
+    private final String template;
+    private final String[] segments;
+
+    Route(String method, String template) {
+        this.method = method;
+        this.template = template;
+        this.segments = template.substring(1).split("/");
+    }
+
+    public String method() {
+        return method;
+    }
+
+    public String template() {
+        return template;
+    }
+
+    /** A matched route and its path parameters. */
+    public record Match(Route route, Map<String, String> params) {
+        public String param(String name) {
+            return params.get(name);
+        }
+    }
+
+    /** The route for this request; 404 if no template matches the path, 405 (with Allow) if the method is wrong. */
+    public static Match match(String method, String path) {
+        if (path == null || !path.startsWith("/")) {
+            throw notFound(path);
+        }
+        String[] parts = path.substring(1).split("/", -1);
+        TreeSet<String> allowed = new TreeSet<>();
+        for (Route r : values()) {
+            Map<String, String> params = r.bind(parts);
+            if (params == null) {
+                continue;
+            }
+            if (r.method.equals(method)) {
+                return new Match(r, params);
+            }
+            allowed.add(r.method);
+        }
+        if (allowed.isEmpty()) {
+            throw notFound(path);
+        }
+        throw new HttpError(405, ErrorCode.INVALID_ARGUMENT, "method " + method + " is not allowed on " + path
+                + " (allowed: " + String.join(", ", allowed) + ")", "Allow", String.join(", ", allowed));
+    }
+
+    private Map<String, String> bind(String[] parts) {
+        if (parts.length != segments.length) {
+            return null;
+        }
+        List<String> names = new ArrayList<>(1);
+        List<String> values = new ArrayList<>(1);
+        for (int i = 0; i < parts.length; i++) {
+            String s = segments[i];
+            if (s.startsWith("{")) {
+                if (parts[i].isEmpty()) {
+                    return null;
+                }
+                names.add(s.substring(1, s.length() - 1));
+                values.add(parts[i]);
+            } else if (!s.equals(parts[i])) {
+                return null;
+            }
+        }
+        return names.isEmpty() ? Map.of() : names.size() == 1 ? Map.of(names.get(0), values.get(0))
+                : Map.of(names.get(0), values.get(0), names.get(1), values.get(1));
+    }
+
+    private static HttpError notFound(String path) {
+        return new HttpError(404, ErrorCode.NOT_FOUND, "no such endpoint: " + Limits.shorten(path)
+                + " (see GET /v1/openapi.json)");
+    }
+}

@@ -1,0 +1,141 @@
+package io.paddock.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.paddock.wire.Wire;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.net.URLEncoder;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.WebSocketHandshakeException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletionException;
+
+import static io.paddock.server.Fixture.json;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** A61: every endpoint but health needs the bearer token, from the header only; guessing is rate-limited. */
+class AuthTest {
+    private static Fixture f;
+    private static String id;
+
+    @BeforeAll
+    static void start() {
+        f = Fixture.start(b -> b.maxFailedAuthPerMinutePerIp(100_000), 1000);
+        id = f.createSandboxId();
+    }
+
+    @AfterAll
+    static void stop() {
+        f.close();
+    }
+
+    /** Every (method, path) of the document, with a real sandbox id. */
+    static List<String[]> operations() {
+        JsonNode doc = Wire.parse(PaddockServer.resource("/io/paddock/server/openapi.json"));
+        List<String[]> ops = new ArrayList<>();
+        for (Iterator<Map.Entry<String, JsonNode>> it = doc.get("paths").fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> p = it.next();
+            for (Iterator<String> m = p.getValue().fieldNames(); m.hasNext(); ) {
+                String method = m.next();
+                String path = p.getKey().replace("{id}", id).replace("{name}", "some-name");
+                if (path.contains("/files") && !path.endsWith("mkdir") && !path.endsWith("remove") && !path.endsWith("move")) {
+                    path += "?path=/workspace/x";
+                }
+                ops.add(new String[] {method.toUpperCase(), path});
+            }
+        }
+        return ops;
+    }
+
+    private static HttpRequest.Builder unauthenticated(String method, String pathAndQuery) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(f.uri(pathAndQuery));
+        HttpRequest.BodyPublisher body = method.equals("GET") || method.equals("DELETE")
+                ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString("{\"path\":\"/tmp\"}");
+        return b.method(method, body);
+    }
+
+    private static void assertUnauthorized(HttpResponse<String> r, String what) {
+        assertThat(r.statusCode()).as(what + ": " + r.body()).isEqualTo(401);
+        assertThat(r.headers().firstValue("WWW-Authenticate")).as(what).hasValueSatisfying(v -> assertThat(v).startsWith("Bearer"));
+        JsonNode e = json(r).get("error");
+        assertThat(e.get("code").asText()).as(what).isEqualTo("PERMISSION_DENIED");
+        assertThat(e.get("message").asText()).as(what).isNotBlank().doesNotContain(f.token);
+    }
+
+    @Test
+    void everyEndpointButHealthNeedsTheToken() {
+        List<String[]> ops = operations();
+        assertThat(ops).hasSizeGreaterThan(15);
+        String q = URLEncoder.encode(f.token, StandardCharsets.UTF_8);
+        for (String[] op : ops) {
+            String method = op[0];
+            String path = op[1];
+            if (path.equals("/v1/health")) {
+                continue;
+            }
+            String sep = path.contains("?") ? "&" : "?";
+            assertUnauthorized(f.send(unauthenticated(method, path).build()), method + " " + path + " without a token");
+            assertUnauthorized(f.send(unauthenticated(method, path).header("Authorization", "Bearer wrong-" + f.token).build()),
+                    method + " " + path + " with a wrong token");
+            assertUnauthorized(f.send(unauthenticated(method, path).header("Authorization", "Basic " + f.token).build()),
+                    method + " " + path + " with another scheme");
+            assertUnauthorized(f.send(unauthenticated(method, path + sep + "token=" + q).build()),
+                    method + " " + path + " with ?token=");
+            assertUnauthorized(f.send(unauthenticated(method, path + sep + "access_token=" + q).build()),
+                    method + " " + path + " with ?access_token=");
+        }
+        // and unknown paths do not reveal that they are unknown
+        assertUnauthorized(f.send(unauthenticated("GET", "/v2/secret").build()), "an unknown path");
+        // the token is still right: the same calls with it pass authentication
+        assertThat(f.get("/v1/sandboxes/" + id).statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void healthNeedsNoToken() {
+        HttpResponse<String> r = f.send(HttpRequest.newBuilder(f.uri("/v1/health")).GET().build());
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(json(r).get("status").asText()).isEqualTo("ok");
+    }
+
+    @Test
+    void theWebSocketUpgradeNeedsTheToken() {
+        assertThatThrownBy(() -> WsClient.connect(f.http, f.uri("/v1/sandboxes/" + id + "/exec/stream"), null, true))
+                .isInstanceOf(CompletionException.class)
+                .hasCauseInstanceOf(WebSocketHandshakeException.class)
+                .satisfies(e -> assertThat(((WebSocketHandshakeException) e.getCause()).getResponse().statusCode())
+                        .isEqualTo(401));
+        assertThatThrownBy(() -> WsClient.connect(f.http, f.uri("/v1/sandboxes/" + id + "/exec/stream?token="
+                + URLEncoder.encode(f.token, StandardCharsets.UTF_8)), null, true))
+                .hasCauseInstanceOf(WebSocketHandshakeException.class);
+    }
+
+    @Test
+    void bruteForceIsRateLimited() {
+        // a second server over the same engine, with a small budget
+        try (PaddockServer small = PaddockServer.start(ServerOptions.builder().port(0).token(f.token)
+                .maxFailedAuthPerMinutePerIp(5).build(), f.paddock)) {
+            HttpRequest.Builder get = HttpRequest.newBuilder(java.net.URI.create(small.url() + "/v1/sandboxes")).GET();
+            for (int i = 0; i < 5; i++) {
+                assertUnauthorized(f.send(get.copy().header("Authorization", "Bearer guess-" + i).build()), "guess " + i);
+            }
+            HttpResponse<String> limited = f.send(get.copy().header("Authorization", "Bearer guess-6").build());
+            assertThat(limited.statusCode()).isEqualTo(429);
+            assertThat(json(limited).get("error").get("code").asText()).isEqualTo("RESOURCE_EXHAUSTED");
+            assertThat(limited.headers().firstValue("Retry-After")).hasValueSatisfying(v ->
+                    assertThat(Integer.parseInt(v)).isBetween(1, 60));
+            // while limited, even the right token gets 429: the limit is no oracle
+            assertThat(f.send(get.copy().header("Authorization", "Bearer " + f.token).build()).statusCode()).isEqualTo(429);
+            // health stays open
+            assertThat(f.send(HttpRequest.newBuilder(java.net.URI.create(small.url() + "/v1/health")).build()).statusCode())
+                    .isEqualTo(200);
+        }
+    }
+}

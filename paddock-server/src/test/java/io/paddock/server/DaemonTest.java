@@ -1,0 +1,98 @@
+package io.paddock.server;
+
+import io.paddock.ErrorCode;
+import io.paddock.SandboxException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** paddock serve: token handling, startup lines, a taken port. */
+class DaemonTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void generatesAPrivateTokenFileAndNeverPrintsTheToken() throws Exception {
+        Path data = tmp.resolve("data");
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        DaemonOptions o = DaemonOptions.builder().listen("127.0.0.1:0").dataDir(data).maxSandboxes(2).build();
+        try (Daemon.Running d = Daemon.start(o, Map.of(), new PrintStream(printed, true, StandardCharsets.UTF_8))) {
+            Path file = data.resolve("token");
+            String token = Files.readString(file).trim();
+            assertThat(token).matches("[A-Za-z0-9_-]{43}");
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
+            assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(data))).isEqualTo("rwx------");
+            String out = printed.toString(StandardCharsets.UTF_8);
+            assertThat(out).doesNotContain(token);
+            assertThat(out.lines()).hasSize(2);
+            assertThat(out).contains(file.toString());
+            assertThat(out.lines().reduce((a, b) -> b).orElseThrow())
+                    .isEqualTo("paddock: listening on " + d.server.url() + " (data dir " + data + ")");
+            HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+                    URI.create(d.server.url() + "/v1/sandboxes")).header("Authorization", "Bearer " + token).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).isEqualTo(200);
+        }
+        // a restart reads the same token, and says nothing about it
+        ByteArrayOutputStream again = new ByteArrayOutputStream();
+        assertThat(Daemon.token(data, Map.of(), new PrintStream(again, true, StandardCharsets.UTF_8)))
+                .isEqualTo(Files.readString(data.resolve("token")).trim());
+        assertThat(again.size()).isZero();
+    }
+
+    @Test
+    void theEnvironmentWinsAndLooseFilesAreRefused() throws Exception {
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        PrintStream out = new PrintStream(printed, true, StandardCharsets.UTF_8);
+        assertThat(Daemon.token(tmp, Map.of("PADDOCK_TOKEN", " from-env "), out)).isEqualTo("from-env");
+        assertThat(Files.exists(tmp.resolve("token"))).isFalse();
+        Path loose = tmp.resolve("token");
+        Files.writeString(loose, "t0ken\n");
+        Files.setPosixFilePermissions(loose, PosixFilePermissions.fromString("rw-r--r--"));
+        assertThatThrownBy(() -> Daemon.token(tmp, Map.of(), out)).isInstanceOf(SandboxException.class)
+                .hasMessageContaining("chmod 600");
+        Files.setPosixFilePermissions(loose, PosixFilePermissions.fromString("rw-------"));
+        assertThat(Daemon.token(tmp, Map.of(), out)).isEqualTo("t0ken");
+        assertThat(printed.size()).isZero();
+    }
+
+    @Test
+    void aTakenPortIsAClearError() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            DaemonOptions o = DaemonOptions.builder().listen("127.0.0.1:" + taken.getLocalPort())
+                    .dataDir(tmp.resolve("d")).build();
+            assertThatThrownBy(() -> Daemon.start(o, Map.of("PADDOCK_TOKEN", "x"), System.out))
+                    .isInstanceOfSatisfying(SandboxException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE))
+                    .hasMessageContaining("127.0.0.1:" + taken.getLocalPort())
+                    .hasMessageContaining("already in use");
+        }
+    }
+
+    @Test
+    void listenIsParsed() {
+        assertThat(DaemonOptions.builder().build().listen()).isEqualTo("127.0.0.1:7070");
+        assertThat(DaemonOptions.builder().listen("0.0.0.0:80").build().host()).isEqualTo("0.0.0.0");
+        assertThat(DaemonOptions.builder().listen("[::1]:9000").build().listen()).isEqualTo("[::1]:9000");
+        assertThat(DaemonOptions.builder().listen(":9000").build().host()).isEqualTo("127.0.0.1");
+        assertThatThrownBy(() -> DaemonOptions.builder().listen("localhost")).hasMessageContaining("host:port");
+        assertThatThrownBy(() -> DaemonOptions.builder().listen("h:99999")).hasMessageContaining("65535");
+        assertThatThrownBy(() -> ServerOptions.builder().build()).hasMessageContaining("token");
+        assertThat(ServerOptions.builder().token("secret-value").build().toString()).doesNotContain("secret-value");
+    }
+}
