@@ -26,7 +26,7 @@ public final class HttpStatus {
             case 401, 403 -> ErrorCode.PERMISSION_DENIED;
             case 404 -> ErrorCode.NOT_FOUND;
             case 409 -> ErrorCode.FAILED_PRECONDITION;
-            case 413, 429 -> ErrorCode.RESOURCE_EXHAUSTED;
+            case 413, 429, 431 -> ErrorCode.RESOURCE_EXHAUSTED;
             case 408, 504 -> ErrorCode.DEADLINE_EXCEEDED;
             case 502, 503 -> ErrorCode.UNAVAILABLE;
             default -> status >= 400 && status < 500 ? ErrorCode.INVALID_ARGUMENT : ErrorCode.INTERNAL;

@@ -66,14 +66,17 @@ final class EngineIdentity {
         LIVE_IN_THIS_JVM.remove(token);
     }
 
-    /** Whether the engine that wrote this token may still be running. Unknown formats count as alive. */
+    /**
+     * Whether the engine that wrote this token may still be running. Unknown or unreadable tokens count as
+     * alive: reaping a live engine's sandbox is far worse than leaving a dead one's for its owner.
+     */
     static boolean isAlive(String token) {
         if (token.startsWith("daemon:")) {
             return true;
         }
         String[] parts = token.split("\\.");
         if (parts.length != 3) {
-            return !token.isEmpty();
+            return true;
         }
         long pid;
         try {

@@ -131,10 +131,15 @@ public final class RuncRuntime implements SandboxRuntime {
         FileChannel inRw = null;
         FileChannel outRw = null;
         try {
-            Files.createDirectory(bundle);
+            // The bundle appears under its final name only with its owner recorded, so that a reconciler in
+            // another engine never sees an ownerless bundle it could take for an orphan.
+            Path staging = sandboxesDir.resolve("." + id.value());
+            Files.createDirectory(staging);
+            undo.push(() -> deleteTree(staging));
+            Files.setPosixFilePermissions(staging, PosixFilePermissions.fromString("rwx------"));
+            Files.writeString(staging.resolve("owner"), request.owner(), StandardCharsets.UTF_8);
+            Files.move(staging, bundle, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             undo.push(() -> deleteTree(bundle));
-            Files.setPosixFilePermissions(bundle, PosixFilePermissions.fromString("rwx------"));
-            Files.writeString(bundle.resolve("owner"), request.owner(), StandardCharsets.UTF_8);
             int slot = uids.acquire(id);
             undo.push(() -> uids.release(slot, id));
             Files.writeString(bundle.resolve("slot"), Integer.toString(slot), StandardCharsets.UTF_8);
