@@ -56,17 +56,24 @@ public final class HostLeakCheck {
         return out;
     }
 
+    /** A sandbox id, or a bundle being staged under one ("." + id): other names are not Paddock's. */
+    private static boolean paddockName(Path p) {
+        return p.getFileName().toString().matches("\\.?sb-[a-z2-7]{26}");
+    }
+
     /** Everything that names a sandbox on this host right now, whoever owns it. */
     public Set<String> allSandboxResources() {
         Set<String> out = new TreeSet<>();
-        list(stateDir.resolve("sandboxes")).forEach(p -> out.add("bundle " + p.getFileName()));
-        list(stateDir.resolve("runc")).forEach(p -> out.add("runc-state " + p.getFileName()));
+        list(stateDir.resolve("sandboxes")).stream().filter(HostLeakCheck::paddockName)
+                .forEach(p -> out.add("bundle " + p.getFileName()));
+        list(stateDir.resolve("runc")).stream().filter(HostLeakCheck::paddockName)
+                .forEach(p -> out.add("runc-state " + p.getFileName()));
         list(stateDir.resolve("uids")).forEach(p -> out.add("uid-lease " + p.getFileName() + " "
                 + lines(p).stream().findFirst().orElse("?")));
         for (Path hierarchy : list(Path.of("/sys/fs/cgroup"))) {
             Path parent = hierarchy.resolve("paddock");
             for (Path cg : list(parent)) {
-                if (Files.isDirectory(cg)) {
+                if (Files.isDirectory(cg) && paddockName(cg)) {
                     out.add("cgroup " + hierarchy.getFileName() + "/" + cg.getFileName());
                     for (String pid : lines(cg.resolve("cgroup.procs"))) {
                         out.add("process " + pid + " in cgroup " + cg.getFileName());
@@ -76,7 +83,7 @@ public final class HostLeakCheck {
         }
         if (Files.isDirectory(Path.of("/sys/fs/cgroup/paddock"))) {
             for (Path cg : list(Path.of("/sys/fs/cgroup/paddock"))) {
-                if (Files.isDirectory(cg)) {
+                if (Files.isDirectory(cg) && paddockName(cg)) {
                     out.add("cgroup " + cg.getFileName());
                 }
             }
