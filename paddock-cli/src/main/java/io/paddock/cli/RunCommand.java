@@ -74,6 +74,8 @@ final class RunCommand implements Callable<Integer> {
         }
         SandboxSpec sandboxSpec = spec.apply(SandboxSpec.builder()).timeout(limit.plus(LIFETIME_GRACE)).build();
         ExecRequest request = ExecRequest.builder().argv(argv).timeout(limit).outputLimit(ExecRequest.UNLIMITED).build();
+        // stderr belongs to the command: the engine's informational logging would be mixed into it.
+        java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.WARNING);
         try (Paddock paddock = Paddock.local();
              Sandbox sandbox = paddock.create(sandboxSpec);
              ExecProcess process = sandbox.start(request)) {

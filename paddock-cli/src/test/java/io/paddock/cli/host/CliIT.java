@@ -10,6 +10,7 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -65,24 +66,33 @@ class CliIT {
         return paddock(Map.of("PADDOCK_URL", url, "PADDOCK_TOKEN", token), null, args);
     }
 
+    private static int port;
+
+    /** Starts {@code paddock serve} on the test's port and data directory; waits until it listens. */
+    static Process serve(String log) throws Exception {
+        Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar",
+                JAR.toString(), "serve", "--listen", "127.0.0.1:" + port, "--data-dir", dataDir.toString())
+                .redirectErrorStream(true).redirectOutput(dataDir.resolve(log).toFile()).start();
+        long until = System.nanoTime() + 60_000_000_000L;
+        while (System.nanoTime() < until && !Files.readString(dataDir.resolve(log)).contains("listening on")) {
+            Thread.sleep(100);
+        }
+        assertThat(Files.readString(dataDir.resolve(log))).contains("listening on " + url);
+        return p;
+    }
+
     @BeforeAll
     static void startDaemon() throws Exception {
-        int port;
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
         url = "http://127.0.0.1:" + port;
-        daemon = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar",
-                JAR.toString(), "serve", "--listen", "127.0.0.1:" + port, "--data-dir", dataDir.toString())
-                .redirectErrorStream(true).redirectOutput(dataDir.resolve("serve.log").toFile()).start();
-        long until = System.nanoTime() + 60_000_000_000L;
-        while (System.nanoTime() < until && !Files.readString(dataDir.resolve("serve.log")).contains("listening on")) {
-            Thread.sleep(100);
-        }
-        assertThat(Files.readString(dataDir.resolve("serve.log"))).contains("listening on " + url)
+        daemon = serve("serve.log");
+        assertThat(Files.readString(dataDir.resolve("serve.log")))
                 .doesNotContain(Files.exists(dataDir.resolve("token")) ? Files.readString(dataDir.resolve("token")).trim() : "\0");
         token = Files.readString(dataDir.resolve("token")).trim();
-        assertThat(Files.getPosixFilePermissions(dataDir.resolve("token")).toString()).isEqualTo("[OWNER_READ, OWNER_WRITE]");
+        assertThat(Files.getPosixFilePermissions(dataDir.resolve("token")))
+                .containsExactlyInAnyOrder(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
     }
 
     @AfterAll
@@ -168,6 +178,21 @@ class CliIT {
             assertThat(rm.out().trim()).isEqualTo(id);
         }
         assertThat(remote("rm", "sb-" + "c".repeat(26)).code()).isEqualTo(1);
+    }
+
+    /** ATTACKS.md R1 at the daemon level: SIGKILL the real daemon process; a new one adopts its sandboxes. */
+    @Test
+    void sandboxesSurviveTheDaemonBeingKilled() throws Exception {
+        String id = remote("create", "--memory", "128m", "--label", "suite=crash").out().trim();
+        assertThat(remote("exec", id, "--", "sh", "-c", "echo kept > /workspace/kept").code()).isZero();
+        daemon.destroyForcibly();
+        daemon.waitFor(30, TimeUnit.SECONDS);
+        assertThat(remote("ls").code()).as("the daemon is down").isEqualTo(125);
+        daemon = serve("serve-2.log");
+        Result ls = remote("ls", "--label", "suite=crash");
+        assertThat(ls.out()).contains(id).contains("RUNNING");
+        assertThat(remote("exec", id, "--", "cat", "/workspace/kept").out()).isEqualTo("kept\n");
+        assertThat(remote("rm", id).code()).isZero();
     }
 
     @Test
