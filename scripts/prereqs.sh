@@ -25,6 +25,10 @@ fi
 if [[ $mode == test ]]; then
   need python3 python3
   need node nodejs
+  # paddock-code's tests: sandboxes share the host's /usr, so its Debian python3 needs matplotlib and pip
+  need npm npm
+  [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 || missing_pkgs+=(python3-matplotlib)
+  [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing_pkgs+=(python3-pip)
 fi
 
 if ((${#missing_pkgs[@]})); then

@@ -1,0 +1,227 @@
+# Paddock code layer: the Python kernel behind one code context. Uploaded into each sandbox by Paddock.
+#
+# Protocol: requests arrive on stdin as JSON lines; replies leave on the ORIGINAL stdout as frames
+# (4-byte big-endian length, then UTF-8 JSON). At start the kernel moves that stdout to a private
+# close-on-exec descriptor and points fds 0/1/2 at /dev/null and two pipes that a reader thread forwards
+# as "stream" messages, so output of user code, C extensions and subprocesses alike is captured and can
+# never be mistaken for a protocol frame.
+import json
+import os
+import select
+import signal
+import struct
+import sys
+import threading
+import time
+import codecs
+
+MAX_FRAME = 32 << 20
+
+_proto_fd = os.dup(1)          # non-inheritable (PEP 446)
+_diag_fd = os.dup(2)           # the exec's own stderr: the kernel's fatal errors, for Paddock's diagnostics
+_req = os.fdopen(os.dup(0), "rb", buffering=0)
+_devnull = os.open(os.devnull, os.O_RDONLY)
+os.dup2(_devnull, 0)
+os.close(_devnull)
+_out_r, _w = os.pipe()
+os.dup2(_w, 1)
+os.close(_w)
+_err_r, _w = os.pipe()
+os.dup2(_w, 2)
+os.close(_w)
+_wake_r, _wake_w = os.pipe()
+sys.stdin = open(0, "r", closefd=False)
+sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, encoding="utf-8", errors="backslashreplace",
+                                   closefd=False)
+sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace",
+                                   closefd=False)
+sys.stdout.reconfigure(write_through=True)
+sys.stderr.reconfigure(write_through=True)
+
+_lock = threading.Lock()
+
+
+def send(msg):
+    data = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "backslashreplace")
+    if len(data) > MAX_FRAME:
+        data = json.dumps({"type": "stream", "id": msg.get("id"), "name": "stderr",
+                           "text": "paddock: a %s message of %d bytes was dropped (limit %d)\n"
+                                   % (msg.get("type"), len(data), MAX_FRAME)}).encode()
+    frame = struct.pack(">I", len(data)) + data
+    with _lock:
+        view = memoryview(frame)
+        while view:
+            n = os.write(_proto_fd, view)
+            view = view[n:]
+
+
+class Pump(threading.Thread):
+    """Forwards fds 1 and 2 as stream messages for the current cell, within its output caps."""
+
+    def __init__(self):
+        super().__init__(name="paddock-pump", daemon=True)
+        self.cell = None
+        self.cap = 1 << 20
+        self.used = {"stdout": 0, "stderr": 0}
+        self.truncated = {"stdout": False, "stderr": False}
+        self.decoders = {}
+        self.drained = threading.Event()
+        self.names = {_out_r: "stdout", _err_r: "stderr"}
+
+    def begin(self, cell, cap):
+        self.cell = cell
+        self.cap = cap
+        self.used = {"stdout": 0, "stderr": 0}
+        self.truncated = {"stdout": False, "stderr": False}
+        self.decoders = {n: codecs.getincrementaldecoder("utf-8")("replace") for n in ("stdout", "stderr")}
+
+    def drain(self):
+        """Returns once everything written to fds 1 and 2 before the call has been forwarded."""
+        self.drained.clear()
+        os.write(_wake_w, b"x")
+        self.drained.wait(5)
+
+    def forward(self, fd, data):
+        name = self.names[fd]
+        room = self.cap - self.used[name]
+        if room <= 0:
+            self.truncated[name] = True
+            return
+        if len(data) > room:
+            data = data[:room]
+            self.truncated[name] = True
+        self.used[name] += len(data)
+        dec = self.decoders.get(name)
+        text = dec.decode(data) if dec else data.decode("utf-8", "replace")
+        if text:
+            send({"type": "stream", "id": self.cell, "name": name, "text": text})
+
+    def run(self):
+        fds = [_out_r, _err_r, _wake_r]
+        while True:
+            ready, _, _ = select.select(fds, [], [])
+            for fd in ready:
+                if fd == _wake_r:
+                    os.read(_wake_r, 64)
+                    deadline = time.monotonic() + 0.2
+                    while time.monotonic() < deadline:
+                        more, _, _ = select.select([_out_r, _err_r], [], [], 0)
+                        if not more:
+                            break
+                        for m in more:
+                            self.forward(m, os.read(m, 65536))
+                    for name, dec in self.decoders.items():
+                        rest = dec.decode(b"", final=True)
+                        if rest:
+                            send({"type": "stream", "id": self.cell, "name": name, "text": rest})
+                    self.decoders = {n: codecs.getincrementaldecoder("utf-8")("replace") for n in ("stdout", "stderr")}
+                    self.drained.set()
+                else:
+                    self.forward(fd, os.read(fd, 65536))
+
+
+_executing = False
+
+
+def _on_sigint(signum, frame):
+    if _executing:
+        raise KeyboardInterrupt
+    # idle: an interrupt that arrived after its cell ended is dropped
+
+
+def main():
+    global _executing
+    import _paddock_cell
+    pump = Pump()
+    pump.start()
+    namespace = _paddock_cell.main_module()
+    current = {"id": None}
+
+    def emit(msg):
+        # output written before a result comes before it
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        pump.drain()
+        msg["id"] = current["id"]
+        send(msg)
+
+    executor = _paddock_cell.Executor(emit, namespace)
+    signal.signal(signal.SIGINT, _on_sigint)
+    send({"type": "ready", "pid": os.getpid(), "language": "python", "version": sys.version.split()[0]})
+    while True:
+        try:
+            line = _req.readline()
+        except KeyboardInterrupt:
+            continue
+        if not line:
+            return
+        try:
+            req = json.loads(line)
+        except ValueError:
+            send({"type": "protocol_error", "message": "bad request line"})
+            continue
+        op = req.get("op")
+        if op == "ping":
+            send({"type": "pong", "id": req.get("id")})
+        elif op == "execute":
+            cell = req.get("id")
+            current["id"] = cell
+            artifacts = req.get("artifacts_dir")
+            if artifacts:
+                os.environ["PADDOCK_ARTIFACTS_DIR"] = artifacts
+                try:
+                    os.makedirs(artifacts, exist_ok=True)
+                except OSError:
+                    pass
+            pump.begin(cell, int(req.get("max_output", 1 << 20)))
+            started = time.monotonic()
+            status, error = "error", None
+            try:
+                import importlib
+                importlib.invalidate_caches()
+                _executing = True
+                try:
+                    status, error = executor.run(req.get("code", ""), req.get("plot_format", "png"))
+                finally:
+                    _executing = False
+            except KeyboardInterrupt:
+                status, error = "interrupted", {"ename": "KeyboardInterrupt", "evalue": "", "traceback": ""}
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:
+                    pass
+            if error is not None and error.get("traceback") and status != "exit":
+                try:
+                    os.write(2, error["traceback"].encode("utf-8", "backslashreplace"))
+                except OSError:
+                    pass
+            pump.drain()
+            done = {"type": "done", "id": cell, "status": status,
+                    "duration_ms": (time.monotonic() - started) * 1000.0,
+                    "stdout_truncated": pump.truncated["stdout"], "stderr_truncated": pump.truncated["stderr"],
+                    "artifacts": _paddock_cell.walk_artifacts(artifacts)}
+            if error is not None:
+                done["error"] = error
+            if artifacts and not done["artifacts"]:
+                try:
+                    os.rmdir(artifacts)
+                except OSError:
+                    pass
+            send(done)
+        elif op == "shutdown":
+            return
+        else:
+            send({"type": "protocol_error", "message": "unknown op %r" % (op,)})
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except BaseException:  # noqa: B902 - the kernel itself failed: say why where Paddock can see it
+        import traceback
+        os.write(_diag_fd, traceback.format_exc().encode("utf-8", "backslashreplace"))
+        raise SystemExit(70)
