@@ -2,7 +2,7 @@
 # Checks (and, as root on Debian/Ubuntu, installs) what Paddock needs on this host.
 #   scripts/prereqs.sh build   - to build: JDK 17+, Maven, make, a C compiler (musl-gcc preferred)
 #   scripts/prereqs.sh run     - to run sandboxes: the above plus root and runc
-#   scripts/prereqs.sh test    - to run the test suite: the above plus the tools the tests use
+#   scripts/prereqs.sh test    - to run the test suite: the above plus the tools the tests use (runsc included)
 # Prints what is missing and how to get it; exits non-zero when something cannot be installed.
 set -euo pipefail
 mode=${1:-run}
@@ -24,6 +24,8 @@ if [[ $mode == run || $mode == test ]]; then
 fi
 if [[ $mode == test ]]; then
   need python3 python3
+  # The gVisor tier's suites (RunscContractTest, RunscAttackTest) run on every CI build; none is skipped.
+  need runsc runsc
   need node nodejs
   # paddock-code's tests: sandboxes share the host's /usr, so its Debian python3 needs matplotlib and pip
   need npm npm

@@ -112,7 +112,7 @@ static void exec_free(struct exec *e)
 /* ---------------------------------------------------------------- tree kill */
 
 struct procent {
-    pid_t pid, ppid;
+    pid_t pid, ppid, sid;
     char state;
     char mark;
 };
@@ -134,9 +134,13 @@ static int read_stat(const char *name, struct procent *pe)
     char *rp = strrchr(b, ')');
     if (!rp || rp[1] != ' ' || !rp[2])
         return -1;
+    int ppid = 0, pgrp = 0, sid = 0;
     pe->pid = (pid_t)atoi(b);
     pe->state = rp[2];
-    pe->ppid = (pid_t)atoi(rp + 3);
+    if (sscanf(rp + 3, "%d %d %d", &ppid, &pgrp, &sid) < 1)
+        return -1;
+    pe->ppid = (pid_t)ppid;
+    pe->sid = (pid_t)sid;
     pe->mark = 0;
     return 0;
 }
@@ -168,6 +172,16 @@ static int kill_pass(pid_t root)
     closedir(d);
     if (!ps)
         return 0;
+    /* Without child subreapers (gVisor answers EINVAL) an orphan of the exec is reparented to the init,
+     * out of the shim's tree: it is still the exec's while it stays in one of the exec's sessions. An
+     * orphan that also left the session (setsid, then its parent exited) cannot be told apart from other
+     * execs' and dies with the sandbox. */
+    static int subreaper = -1;
+    if (subreaper < 0) {
+        int v = 0;
+        subreaper = prctl(PR_GET_CHILD_SUBREAPER, &v, 0, 0, 0) == 0;
+    }
+    pid_t own_sid = getsid(0);
     /* Mark descendants until a fixed point: parents may have higher pids than children after pid
      * wrap-around, so a single ordered pass is not enough. */
     int changed = 1;
@@ -182,7 +196,8 @@ static int kill_pass(pid_t root)
                 continue;
             }
             for (size_t j = 0; j < n; j++) {
-                if (ps[j].mark && ps[j].pid == ps[i].ppid) {
+                if (ps[j].mark && (ps[j].pid == ps[i].ppid
+                                   || (!subreaper && ps[i].sid > 1 && ps[i].sid != own_sid && ps[j].sid == ps[i].sid))) {
                     ps[i].mark = 1;
                     changed = 1;
                     break;

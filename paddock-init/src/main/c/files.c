@@ -54,20 +54,43 @@ static struct freq *reqs;
 static int n_reqs;
 static int have_openat2 = 1;
 
-static void fs_enter(void)
+static int have_setfsuid = 1;
+
+/* setfsuid(2) changes only the identity file checks use, which is exactly what file work as the sandbox
+ * user needs. Where it is missing (gVisor answers ENOSYS) the effective ids change instead: the init is
+ * single-threaded and keeps 0 as its real and saved uid, so it can always switch back, and the kernel
+ * restores its effective capabilities from the permitted set when the effective uid returns to 0. */
+void fs_enter(void)
 {
-    setfsgid(g.gid);
-    setfsuid(g.uid);
+    if (have_setfsuid) {
+        errno = 0;
+        if (setfsgid(g.gid) != -1 || errno != ENOSYS) {
+            setfsuid(g.uid);
+            return;
+        }
+        have_setfsuid = 0;
+        logmsg("setfsuid unavailable, switching effective ids for file work");
+    }
+    if (setresgid((gid_t)-1, g.gid, (gid_t)-1) < 0 || setresuid((uid_t)-1, g.uid, (uid_t)-1) < 0)
+        logmsg("cannot switch to the sandbox user: %s", strerror(errno));
 }
 
-static void fs_leave(void)
+void fs_leave(void)
 {
-    setfsuid(0);
-    setfsgid(0);
+    if (have_setfsuid) {
+        setfsuid(0);
+        setfsgid(0);
+        return;
+    }
+    if (setresuid((uid_t)-1, 0, (uid_t)-1) < 0 || setresgid((gid_t)-1, 0, (gid_t)-1) < 0)
+        logmsg("cannot switch back to root: %s", strerror(errno));
 }
 
-/* Opens with RESOLVE_NO_MAGICLINKS; without openat2 (old kernel or seccomp), openat refusing a final
- * symlink instead. O_CLOEXEC always: nothing of the init may leak into a command. */
+/* Opens with RESOLVE_NO_MAGICLINKS. Without openat2 (an old kernel, a seccomp profile, gVisor) plain
+ * openat: ordinary symlinks are followed as openat2 follows them, and no flag can refuse a magic link
+ * midway, so what an open reaches is checked afterwards (bad_fs refuses /proc and the other pseudo
+ * filesystems; a sandbox's magic links lead only into its own mount namespace). O_CLOEXEC always:
+ * nothing of the init may leak into a command. */
 static int xopen(int dirfd, const char *path, int flags, mode_t mode, int nofollow)
 {
     flags |= O_CLOEXEC;
@@ -81,7 +104,7 @@ static int xopen(int dirfd, const char *path, int flags, mode_t mode, int nofoll
         have_openat2 = 0;
         logmsg("openat2 unavailable, falling back to openat");
     }
-    return openat(dirfd, path, flags | O_NOFOLLOW, mode);
+    return openat(dirfd, path, flags, mode);
 }
 
 void files_init(void)

@@ -79,6 +79,9 @@ void kill_tree(pid_t root);
 
 /* files.c */
 void files_init(void);
+/* The file-system identity of the init's own file work: the sandbox user, then back to root. */
+void fs_enter(void);
+void fs_leave(void);
 void files_handle(uint8_t type, uint32_t chan, const uint8_t *p, size_t n);
 void files_too_big(uint8_t type, uint32_t chan);
 int files_window(uint32_t chan, uint8_t stream, uint32_t inc); /* 0 when chan is a file request */

@@ -436,8 +436,7 @@ static void make_workdir(void)
 {
     char p[sizeof(g.workdir)];
     strcpy(p, g.workdir);
-    setfsgid(g.gid);
-    setfsuid(g.uid);
+    fs_enter();
     for (char *s = p + 1;; s++) {
         if (*s == '/' || *s == 0) {
             char c = *s;
@@ -448,8 +447,7 @@ static void make_workdir(void)
                 break;
         }
     }
-    setfsuid(0);
-    setfsgid(0);
+    fs_leave();
 }
 
 int main(int argc, char **argv)

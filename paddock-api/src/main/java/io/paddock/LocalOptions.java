@@ -14,11 +14,15 @@ public final class LocalOptions {
     private final Path stateDir;
     private final Path dataDir;
     private final int maxSandboxes;
+    private final String defaultRuntime;
+    private final java.util.List<PoolConfig> warmPools;
 
     private LocalOptions(Builder b) {
         this.stateDir = b.stateDir;
         this.dataDir = b.dataDir;
         this.maxSandboxes = b.maxSandboxes;
+        this.defaultRuntime = b.defaultRuntime;
+        this.warmPools = java.util.List.copyOf(b.warmPools);
     }
 
     public static LocalOptions defaults() {
@@ -48,10 +52,26 @@ public final class LocalOptions {
         return maxSandboxes;
     }
 
+    /**
+     * The tier ({@link SandboxSpec#RUNTIMES}) for specs that name none; empty (the default) lets the engine
+     * pick: {@code runc}, the tier it can always run. An engine whose host lacks the tier named here fails
+     * to start with {@code FAILED_PRECONDITION}.
+     */
+    public java.util.Optional<String> defaultRuntime() {
+        return java.util.Optional.ofNullable(defaultRuntime);
+    }
+
+    /** The warm pools: sandboxes created ahead of time, one pool per shape (none by default). */
+    public java.util.List<PoolConfig> warmPools() {
+        return warmPools;
+    }
+
     public static final class Builder {
         private Path stateDir = DEFAULT_STATE_DIR;
         private Path dataDir;
         private int maxSandboxes = 1000;
+        private String defaultRuntime;
+        private final java.util.List<PoolConfig> warmPools = new java.util.ArrayList<>();
 
         private Builder() {
         }
@@ -81,7 +101,31 @@ public final class LocalOptions {
             return this;
         }
 
+        public Builder defaultRuntime(String runtime) {
+            if (runtime != null && !SandboxSpec.RUNTIMES.contains(runtime)) {
+                throw SandboxException.invalid("defaultRuntime", "unknown runtime '" + runtime + "'; known: "
+                        + String.join(", ", SandboxSpec.RUNTIMES));
+            }
+            this.defaultRuntime = runtime;
+            return this;
+        }
+
+        /**
+         * Adds a warm pool ({@link PoolConfig}); creates whose spec has its shape are served from it. At most
+         * one pool per shape; their sizes together must fit {@link #maxSandboxes(int)}.
+         */
+        public Builder warmPool(PoolConfig pool) {
+            java.util.Objects.requireNonNull(pool, "warmPool");
+            this.warmPools.add(pool);
+            return this;
+        }
+
         public LocalOptions build() {
+            int pooled = warmPools.stream().mapToInt(PoolConfig::size).sum();
+            if (pooled > maxSandboxes) {
+                throw SandboxException.invalid("warmPool", "the pools hold " + pooled
+                        + " sandboxes, more than maxSandboxes (" + maxSandboxes + ")");
+            }
             return new LocalOptions(this);
         }
     }

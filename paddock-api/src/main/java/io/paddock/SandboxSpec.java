@@ -34,6 +34,8 @@ public final class SandboxSpec {
     public static final ByteSize MIN_MEMORY = ByteSize.mib(16);
     public static final ByteSize MIN_DISK = ByteSize.mib(1);
     public static final Duration MAX_TIMEOUT = Duration.ofDays(7);
+    /** The isolation tiers a spec may name: {@code runc} (namespaces, cgroups, seccomp) and {@code runsc} (gVisor). */
+    public static final List<String> RUNTIMES = List.of("runc", "runsc");
 
     private final String image;
     private final List<String> entrypoint;
@@ -49,6 +51,7 @@ public final class SandboxSpec {
     private final int openFiles;
     private final NetworkMode network;
     private final Duration timeout;
+    private final String runtime;
 
     private SandboxSpec(Builder b) {
         this.image = b.image;
@@ -65,6 +68,7 @@ public final class SandboxSpec {
         this.openFiles = b.openFiles;
         this.network = b.network;
         this.timeout = b.timeout;
+        this.runtime = b.runtime;
     }
 
     public static Builder builder() {
@@ -87,6 +91,7 @@ public final class SandboxSpec {
         b.openFiles = openFiles;
         b.network = network;
         b.timeout = timeout;
+        b.runtime = runtime;
         return b;
     }
 
@@ -150,6 +155,14 @@ public final class SandboxSpec {
         return timeout;
     }
 
+    /**
+     * The isolation tier ({@link #RUNTIMES}) this sandbox runs on; empty for the engine's default tier. A
+     * created sandbox reports the tier it got in {@link SandboxInfo#runtime()}.
+     */
+    public Optional<String> runtime() {
+        return Optional.ofNullable(runtime);
+    }
+
     @Override
     public boolean equals(Object o) {
         if (!(o instanceof SandboxSpec s)) {
@@ -159,13 +172,13 @@ public final class SandboxSpec {
                 && secrets.equals(s.secrets) && workdir.equals(s.workdir) && Objects.equals(name, s.name)
                 && labels.equals(s.labels) && memory.equals(s.memory) && Double.compare(cpus, s.cpus) == 0
                 && pids == s.pids && disk.equals(s.disk) && openFiles == s.openFiles && network == s.network
-                && timeout.equals(s.timeout);
+                && timeout.equals(s.timeout) && Objects.equals(runtime, s.runtime);
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(image, entrypoint, env, secrets, workdir, name, labels, memory, cpus, pids, disk,
-                openFiles, network, timeout);
+                openFiles, network, timeout, runtime);
     }
 
     @Override
@@ -173,7 +186,8 @@ public final class SandboxSpec {
         return "SandboxSpec{image=" + image + ", name=" + name + ", labels=" + labels + ", entrypoint=" + entrypoint
                 + ", env=" + env.keySet() + ", secrets=" + secrets.keySet() + " (values redacted), workdir=" + workdir
                 + ", memory=" + memory + ", cpus=" + cpus + ", pids=" + pids + ", disk=" + disk
-                + ", openFiles=" + openFiles + ", network=" + network + ", timeout=" + timeout + "}";
+                + ", openFiles=" + openFiles + ", network=" + network + ", timeout=" + timeout
+                + (runtime == null ? "" : ", runtime=" + runtime) + "}";
     }
 
     /** Builds a {@link SandboxSpec}; every setter validates at once and names the field it rejects. */
@@ -192,6 +206,7 @@ public final class SandboxSpec {
         private int openFiles = DEFAULT_OPEN_FILES;
         private NetworkMode network = NetworkMode.NONE;
         private Duration timeout = DEFAULT_TIMEOUT;
+        private String runtime;
 
         private Builder() {
         }
@@ -316,6 +331,19 @@ public final class SandboxSpec {
                         + " days, got " + timeout);
             }
             this.timeout = timeout;
+            return this;
+        }
+
+        /**
+         * The isolation tier: {@code runc} or {@code runsc} (gVisor); {@code null} for the engine's default.
+         * An engine whose host lacks the tier refuses the spec with {@code FAILED_PRECONDITION}.
+         */
+        public Builder runtime(String runtime) {
+            if (runtime != null && !RUNTIMES.contains(runtime)) {
+                throw SandboxException.invalid("runtime", "unknown runtime '" + Validate.shorten(runtime) + "'; known: "
+                        + String.join(", ", RUNTIMES));
+            }
+            this.runtime = runtime;
             return this;
         }
 

@@ -2,15 +2,23 @@ package io.paddock.bench;
 
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
-/** Percentiles of a sample of latencies, in microseconds. */
+/** Percentiles of a sample of latencies; fields in microseconds. */
 record Stats(int n, double p50, double p90, double p99, double max, double mean) {
     static Stats of(long[] nanos) {
+        if (nanos.length == 0) {
+            return new Stats(0, 0, 0, 0, 0, 0);
+        }
         long[] s = nanos.clone();
         Arrays.sort(s);
         double mean = Arrays.stream(s).average().orElse(0) / 1000.0;
         return new Stats(s.length, pct(s, 50), pct(s, 90), pct(s, 99), s[s.length - 1] / 1000.0, mean);
+    }
+
+    static Stats of(List<Long> nanos) {
+        return of(nanos.stream().mapToLong(Long::longValue).toArray());
     }
 
     private static double pct(long[] sorted, double p) {
@@ -33,7 +41,8 @@ record Stats(int n, double p50, double p90, double p99, double max, double mean)
         return Math.round(v * 10) / 10.0;
     }
 
-    String row(String name) {
-        return String.format("%-44s %6d %10.2f %10.2f %10.2f %10.2f", name, n, p50 / 1000, p90 / 1000, p99 / 1000, max / 1000);
+    /** This minus another, percentile by percentile (an overhead). */
+    Stats minus(Stats o) {
+        return new Stats(n, p50 - o.p50, p90 - o.p90, p99 - o.p99, max - o.max, mean - o.mean);
     }
 }

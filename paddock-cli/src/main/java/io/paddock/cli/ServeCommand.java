@@ -12,7 +12,7 @@ import java.util.concurrent.Callable;
 /** {@code paddock serve}: the daemon. */
 @Command(name = "serve", sortOptions = false,
         description = {"Run the Paddock daemon: the REST + WebSocket API (see /v1/openapi.json) over the local engine.",
-                "Its sandboxes survive a restart of the daemon. Needs root and runc.",
+                "Its sandboxes survive a restart of the daemon. Needs root and runc (runsc for the gVisor tier).",
                 "The token comes from $PADDOCK_TOKEN, or is generated at first start and stored in DATA_DIR/token (mode 0600)."},
         footer = {"", "Example:", "  sudo ./paddock serve --listen 127.0.0.1:7070 --data-dir /var/lib/paddock"})
 final class ServeCommand implements Callable<Integer> {
@@ -28,10 +28,23 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--max-sandboxes", paramLabel = "N", description = "The most live sandboxes at once (default: 1000); more get HTTP 429.")
     int maxSandboxes = DaemonOptions.DEFAULT_MAX_SANDBOXES;
 
+    @Option(names = "--default-runtime", paramLabel = "TIER",
+            description = "Isolation tier for sandboxes that name none: runc or runsc (gVisor) (default: runc).")
+    String defaultRuntime;
+
+    @Option(names = "--pool", paramLabel = "KEY=VALUE,...",
+            description = {"A warm pool: sandboxes of one shape created ahead, so that creates with that shape take",
+                    "milliseconds. Keys: size (default 4), refill (creations at once, 2), max-idle (10m), and the shape:",
+                    "memory, cpus, pids, disk, open-files, network, workdir, runtime, image. Repeatable, one per shape.",
+                    "Example: --pool size=16,memory=256m,cpus=1"})
+    java.util.List<String> pools = new java.util.ArrayList<>();
+
     @Override
     public Integer call() {
-        Daemon.run(DaemonOptions.builder().listen(listen).dataDir(dataDir.toAbsolutePath()).stateDir(stateDir.toAbsolutePath())
-                .maxSandboxes(maxSandboxes).build());
+        DaemonOptions.Builder options = DaemonOptions.builder().listen(listen).dataDir(dataDir.toAbsolutePath())
+                .stateDir(stateDir.toAbsolutePath()).maxSandboxes(maxSandboxes).defaultRuntime(defaultRuntime);
+        pools.forEach(p -> options.pool(PoolOption.parse(p)));
+        Daemon.run(options.build());
         return 0;
     }
 }

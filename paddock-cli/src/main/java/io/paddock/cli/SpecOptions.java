@@ -39,6 +39,10 @@ final class SpecOptions {
     @Option(names = "--workdir", paramLabel = "DIR", description = "Working directory (default: /workspace).")
     String workdir;
 
+    @Option(names = "--runtime", paramLabel = "TIER",
+            description = "Isolation tier: runc or runsc (gVisor) (default: the engine's or daemon's default tier).")
+    String runtime;
+
     SandboxSpec.Builder apply(SandboxSpec.Builder b) {
         if (memory != null) {
             b.memory(size("memory", memory));
@@ -65,6 +69,9 @@ final class SpecOptions {
         }
         if (workdir != null) {
             b.workdir(workdir);
+        }
+        if (runtime != null) {
+            b.runtime(runtime);
         }
         return b;
     }

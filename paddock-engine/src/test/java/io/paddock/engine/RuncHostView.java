@@ -23,7 +23,7 @@ import java.util.stream.Stream;
  * (v1 hierarchies or v2 unified) of this host. Spawns nothing and signals nothing; the only writes are the
  * marker files of {@link #plantMarker}.
  */
-final class RuncHostView implements HostView {
+class RuncHostView implements HostView {
     private static final Path CGROUP_ROOT = Path.of("/sys/fs/cgroup");
     private static final List<String> NAMESPACES = List.of("cgroup", "ipc", "mnt", "net", "pid", "user", "uts");
 
@@ -286,7 +286,7 @@ final class RuncHostView implements HostView {
 
     // ---- /proc helpers ----
 
-    private static Map<String, String> status(long pid) {
+    static Map<String, String> status(long pid) {
         return parseStatus(Path.of("/proc", Long.toString(pid), "status"));
     }
 
@@ -321,7 +321,7 @@ final class RuncHostView implements HostView {
         }
     }
 
-    private static List<String> lines(Path file) {
+    static List<String> lines(Path file) {
         try {
             return Files.readAllLines(file).stream().filter(l -> !l.isBlank()).toList();
         } catch (IOException | RuntimeException e) {

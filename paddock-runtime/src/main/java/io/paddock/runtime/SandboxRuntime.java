@@ -1,6 +1,7 @@
 package io.paddock.runtime;
 
 import io.paddock.SandboxId;
+import io.paddock.SandboxSpec;
 
 import java.util.List;
 
@@ -35,4 +36,13 @@ public interface SandboxRuntime {
 
     /** A one-line description for logs and {@code --version}: binary, version, cgroup layout. */
     String describe();
+
+    /**
+     * The RLIMIT_NPROC every tenant process of this sandbox gets, or 0 for none. A tier whose cgroup
+     * {@code pids.max} counts only tenant tasks (runc) needs none; one whose host tasks are not the tenant's
+     * (runsc) enforces the spec's {@code pids} this way, inside the sandbox.
+     */
+    default long tenantProcessLimit(SandboxSpec spec) {
+        return 0;
+    }
 }

@@ -88,8 +88,10 @@ public final class Daemon {
     static Running start(DaemonOptions o, Map<String, String> env, PrintStream out) {
         checkPortFree(o);
         String token = token(o.dataDir(), env, out);
-        Paddock paddock = Paddock.local(LocalOptions.builder().stateDir(o.stateDir()).dataDir(o.dataDir())
-                .maxSandboxes(o.maxSandboxes()).build());
+        LocalOptions.Builder local = LocalOptions.builder().stateDir(o.stateDir()).dataDir(o.dataDir())
+                .maxSandboxes(o.maxSandboxes()).defaultRuntime(o.defaultRuntime().orElse(null));
+        o.pools().forEach(local::warmPool);
+        Paddock paddock = Paddock.local(local.build());
         PaddockServer server;
         try {
             server = PaddockServer.start(ServerOptions.builder().host(o.host()).port(o.port()).token(token).build(), paddock);

@@ -20,6 +20,8 @@ public final class DaemonOptions {
     private final Path dataDir;
     private final Path stateDir;
     private final int maxSandboxes;
+    private final String defaultRuntime;
+    private final java.util.List<io.paddock.PoolConfig> pools;
 
     private DaemonOptions(Builder b) {
         this.host = b.host;
@@ -27,6 +29,8 @@ public final class DaemonOptions {
         this.dataDir = b.dataDir;
         this.stateDir = b.stateDir;
         this.maxSandboxes = b.maxSandboxes;
+        this.defaultRuntime = b.defaultRuntime;
+        this.pools = java.util.List.copyOf(b.pools);
     }
 
     public static Builder builder() {
@@ -60,10 +64,20 @@ public final class DaemonOptions {
         return maxSandboxes;
     }
 
+    /** The isolation tier for specs that name none; empty lets the engine pick (see {@link LocalOptions#defaultRuntime()}). */
+    public java.util.Optional<String> defaultRuntime() {
+        return java.util.Optional.ofNullable(defaultRuntime);
+    }
+
+    /** The engine's warm pools (see {@link LocalOptions.Builder#warmPool}). */
+    public java.util.List<io.paddock.PoolConfig> pools() {
+        return pools;
+    }
+
     @Override
     public String toString() {
         return "DaemonOptions{listen=" + listen() + ", dataDir=" + dataDir + ", stateDir=" + stateDir
-                + ", maxSandboxes=" + maxSandboxes + "}";
+                + ", maxSandboxes=" + maxSandboxes + (defaultRuntime == null ? "" : ", defaultRuntime=" + defaultRuntime) + "}";
     }
 
     public static final class Builder {
@@ -72,6 +86,8 @@ public final class DaemonOptions {
         private Path dataDir = DEFAULT_DATA_DIR;
         private Path stateDir = LocalOptions.DEFAULT_STATE_DIR;
         private int maxSandboxes = DEFAULT_MAX_SANDBOXES;
+        private String defaultRuntime;
+        private final java.util.List<io.paddock.PoolConfig> pools = new java.util.ArrayList<>();
 
         private Builder() {
         }
@@ -129,6 +145,19 @@ public final class DaemonOptions {
                 throw SandboxException.invalid("maxSandboxes", "must be at least 1, got " + max);
             }
             this.maxSandboxes = max;
+            return this;
+        }
+
+        /** {@code runc} or {@code runsc}; {@code null} lets the engine pick. */
+        public Builder defaultRuntime(String runtime) {
+            LocalOptions.builder().defaultRuntime(runtime); // validates, naming the field
+            this.defaultRuntime = runtime;
+            return this;
+        }
+
+        /** Adds a warm pool to the daemon's engine. */
+        public Builder pool(io.paddock.PoolConfig pool) {
+            pools.add(java.util.Objects.requireNonNull(pool, "pool"));
             return this;
         }
 

@@ -68,6 +68,10 @@ public final class HostLeakCheck {
                 .forEach(p -> out.add("bundle " + p.getFileName()));
         list(stateDir.resolve("runc")).stream().filter(HostLeakCheck::paddockName)
                 .forEach(p -> out.add("runc-state " + p.getFileName()));
+        // runsc's --root holds <id>_sandbox:<id>.state and .lock per sandbox
+        list(stateDir.resolve("runsc")).stream().filter(p -> p.getFileName().toString().matches("sb-[a-z2-7]{26}(_.*)?"))
+                .forEach(p -> out.add("runsc-state " + p.getFileName()));
+        out.addAll(runscProcesses());
         list(stateDir.resolve("uids")).forEach(p -> out.add("uid-lease " + p.getFileName() + " "
                 + lines(p).stream().findFirst().orElse("?")));
         for (Path hierarchy : list(Path.of("/sys/fs/cgroup"))) {
@@ -93,6 +97,36 @@ public final class HostLeakCheck {
             if (line.contains(sandboxesDir)) {
                 out.add("mount " + line);
             }
+        }
+        return out;
+    }
+
+    /**
+     * runsc processes (the Sentry {@code runsc-sandbox}, {@code runsc-gofer}, a {@code runsc} command)
+     * started with this state directory's runsc root, each named with the sandbox it serves so that the
+     * foreign filter applies. None may outlive destroy: the checklist's "no runsc-sandbox or gofer processes".
+     */
+    private List<String> runscProcesses() {
+        List<String> out = new ArrayList<>();
+        String rootFlag = "--root=" + stateDir.resolve("runsc");
+        String rootArg = stateDir.resolve("runsc").toString();
+        for (Path p : list(Path.of("/proc"))) {
+            String pid = p.getFileName().toString();
+            if (!pid.chars().allMatch(Character::isDigit)) {
+                continue;
+            }
+            String cmd;
+            try {
+                cmd = new String(Files.readAllBytes(p.resolve("cmdline")), java.nio.charset.StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                continue;
+            }
+            List<String> argv = List.of(cmd.split("\0"));
+            if (argv.isEmpty() || !argv.get(0).contains("runsc") || !(argv.contains(rootFlag) || argv.contains(rootArg))) {
+                continue;
+            }
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("sb-[a-z2-7]{26}").matcher(cmd);
+            out.add("runsc-process " + pid + " " + argv.get(0) + " " + (m.find() ? m.group() : "?"));
         }
         return out;
     }

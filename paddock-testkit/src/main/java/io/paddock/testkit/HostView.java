@@ -33,8 +33,20 @@ public interface HostView {
     /** Every process (thread-group leader) in the sandbox's cgroups, in any hierarchy; empty if none. */
     Set<Long> processes(SandboxId id);
 
-    /** The host pid of the sandbox's init (its PID 1); fails if the sandbox has no running init. */
+    /**
+     * The host pid of the process that runs the sandbox's init (its PID 1): the init itself on runc, the
+     * Sentry on runsc. Fails if the sandbox has no running init.
+     */
     long initPid(SandboxId id);
+
+    /**
+     * Host processes of the tier's own machinery that name this sandbox wherever they are (runsc: its
+     * {@code runsc-sandbox} and {@code runsc-gofer}), in or out of its cgroups; empty on tiers without any.
+     * After destroy there must be none (ATTACKS.md leak checklist).
+     */
+    default Set<Long> runtimeProcesses(SandboxId id) {
+        return Set.of();
+    }
 
     /** The host uid range mapped into the sandbox, read from its init's {@code uid_map}. */
     UidRange uidRange(SandboxId id);

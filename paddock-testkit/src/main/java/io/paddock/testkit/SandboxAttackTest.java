@@ -66,6 +66,11 @@ public abstract class SandboxAttackTest {
     /** The Paddock under test, shared by the tests of one class. */
     protected abstract Paddock paddock();
 
+    /** The isolation tier under test, for the few promises that differ per tier (docs/SECURITY.md). */
+    protected Tier tier() {
+        return Tier.RUNC;
+    }
+
     /** The tier's view of the host, for the "host check" half of each attack. */
     protected abstract HostView host();
 
@@ -86,8 +91,14 @@ public abstract class SandboxAttackTest {
 
     /** The entries of {@code /dev} a sandbox may have (ATTACKS.md A36, plus the standard symlinks). */
     protected Set<String> allowedDevices() {
-        return Set.of("null", "zero", "full", "random", "urandom", "tty", "ptmx", "pts", "shm", "mqueue", "console",
-                "fd", "stdin", "stdout", "stderr", "core");
+        Set<String> std = Set.of("null", "zero", "full", "random", "urandom", "tty", "ptmx", "pts", "shm", "mqueue",
+                "console", "fd", "stdin", "stdout", "stderr", "core");
+        if (tier().onlyStandardDevices()) {
+            return std;
+        }
+        Set<String> withEmulated = new TreeSet<>(std);
+        withEmulated.addAll(List.of("fuse", "net")); // gVisor's emulated devices: Tier#onlyStandardDevices
+        return withEmulated;
     }
 
     /** Mount points a sandbox may see: the image, the writable areas and the pseudo filesystems. */
@@ -135,7 +146,9 @@ public abstract class SandboxAttackTest {
     void a01_forkBombStopsAtPidsLimitAndNeighbourStaysResponsive() throws Exception {
         try (Sandbox bomb = create(); Sandbox neighbour = create()) {
             long pidsMax = host().pidsMax(bomb.id());
-            assertThat(pidsMax).isEqualTo(64);
+            // runc: pids.max is the spec's; runsc: a bounded backstop above it for the Sentry's own tasks,
+            // the tenant's limit being RLIMIT_NPROC inside the Sentry (a01_forkLoop… checks EAGAIN there).
+            assertThat(pidsMax).isEqualTo(tier().hostSeesTenantProcesses() ? 64 : 8 * 64 + 512);
             ExecutorService pool = Executors.newSingleThreadExecutor();
             try {
                 long t0 = System.nanoTime();
@@ -158,19 +171,36 @@ public abstract class SandboxAttackTest {
                     samples++;
                     Thread.sleep(100);
                 }
-                ExecResult r = bombing.get();
+                ExecResult r;
+                try {
+                    r = bombing.get();
+                } catch (java.util.concurrent.ExecutionException e) {
+                    // runsc: every tenant task costs the Sentry MiBs, so a bomb up to the pids limit runs the
+                    // sandbox out of memory first, and the OOM stops it whole (Tier#oomStopsWholeSandbox).
+                    assertThat(tier().oomStopsWholeSandbox()).as("the bomb exec failed: %s", e.getCause()).isTrue();
+                    assertThat(e.getCause()).isInstanceOf(SandboxException.class);
+                    assertThat(((SandboxException) e.getCause()).code()).as(e.getCause().getMessage())
+                            .isEqualTo(ErrorCode.RESOURCE_EXHAUSTED);
+                    assertThat(bomb.awaitStop(Duration.ofSeconds(30)).orElseThrow().stopReason()).contains(StopReason.OOM);
+                    assertThat(maxPids).as("host pids.current during the bomb").isLessThanOrEqualTo(pidsMax);
+                    assertThat(worstNeighbourMs).as("worst neighbour exec latency (ms)").isLessThan(3000);
+                    assertThat(worstApiMs).as("worst API latency (ms)").isLessThan(1000);
+                    assertThat(neighbour.exec("echo", "still").stdoutText()).isEqualTo("still\n");
+                    return;
+                }
                 long wallMs = (System.nanoTime() - t0) / 1_000_000;
                 assertThat(samples).as("samples taken during the bomb").isGreaterThan(5);
                 assertThat(maxPids).as("host pids.current during the bomb (%d samples, %s, %d ms)", samples, r, wallMs)
-                        .isLessThanOrEqualTo(pidsMax)
-                        .isGreaterThan(pidsMax / 2);
+                        .isLessThanOrEqualTo(pidsMax);
+                if (tier().hostSeesTenantProcesses()) {
+                    assertThat(maxPids).as("the bomb reached the limit").isGreaterThan(pidsMax / 2);
+                }
                 assertThat(worstNeighbourMs).as("worst neighbour exec latency (ms)").isLessThan(3000);
                 assertThat(worstApiMs).as("worst API latency (ms)").isLessThan(1000);
                 assertThat(r.status().outcome()).as(r.toString()).isEqualTo(ExitStatus.Outcome.TIMED_OUT);
                 assertThat(wallMs).as("bomb exec wall time (ms)").isLessThan(6000 + 3000);
                 // The whole bomb tree is gone after the timeout: back to the init alone.
-                awaitTrue("bomb sandbox back to its init alone", Duration.ofSeconds(5),
-                        () -> host().pidsCurrent(bomb.id()) == 1);
+                assertOnlyInitRemains(bomb);
             } finally {
                 pool.shutdownNow();
             }
@@ -181,9 +211,41 @@ public abstract class SandboxAttackTest {
         }
     }
 
+    /**
+     * Runs an allocation that must hit the memory limit. runc: the exec is OOM-killed (137) and the
+     * sandbox lives on. runsc ({@link Tier#oomStopsWholeSandbox()}): the exec fails RESOURCE_EXHAUSTED and
+     * the sandbox stops with OOM. Either way the host's peak stays at the limit; returns the exec's result
+     * on runc, null on runsc.
+     */
+    private ExecResult assertOomEnforced(Sandbox sb, java.util.function.Supplier<ExecResult> allocation) {
+        if (tier().oomStopsWholeSandbox()) {
+            try {
+                ExecResult r = allocation.get();
+                fail("the allocation finished on a tier whose OOM stops the sandbox: %s %s", r.status().describe(),
+                        r.stdoutText());
+            } catch (SandboxException e) {
+                assertThat(e.code()).as(e.getMessage()).isEqualTo(ErrorCode.RESOURCE_EXHAUSTED);
+            }
+            assertThat(sb.awaitStop(Duration.ofSeconds(30)).orElseThrow().stopReason()).contains(StopReason.OOM);
+            return null;
+        }
+        ExecResult r = allocation.get();
+        assertThat(r.stdoutText()).as("the allocation must not succeed past the limit").doesNotContain("ALLOCATED");
+        assertThat(r.status().outcome()).as(r.status().describe()).isEqualTo(ExitStatus.Outcome.OOM_KILLED);
+        assertThat(r.exitCode()).isEqualTo(137);
+        assertThat(host().memoryPeak(sb.id()).orElse(0)).as("host memory peak")
+                .isLessThanOrEqualTo(host().memoryLimit(sb.id()));
+        return r;
+    }
+
     @Test
     void a03_anonymousMemoryBombIsOomKilledAtTheLimit() {
         try (Sandbox sb = paddock().create(small().memory(ByteSize.mib(64)).build())) {
+            if (tier().oomStopsWholeSandbox()) {
+                assertOomEnforced(sb, () -> py(sb, "b = bytearray(128 << 20)\nfor i in range(0, len(b), 4096):\n    b[i] = 1\n"
+                        + "print('ALLOCATED', len(b))", Duration.ofSeconds(60)));
+                return;
+            }
             ExecResult r = py(sb, """
                     b = bytearray(128 << 20)
                     for i in range(0, len(b), 4096):
@@ -202,16 +264,13 @@ public abstract class SandboxAttackTest {
     @Test
     void a03_hugeMmapIsOomKilledAtTheLimit() {
         try (Sandbox sb = paddock().create(small().memory(ByteSize.mib(64)).build())) {
-            ExecResult r = py(sb, """
+            assertOomEnforced(sb, () -> py(sb, """
                     import mmap
                     m = mmap.mmap(-1, 256 << 20)
                     for i in range(0, len(m), 4096):
                         m[i] = 1
                     print("ALLOCATED")
-                    """, Duration.ofSeconds(60));
-            assertThat(r.stdoutText()).doesNotContain("ALLOCATED");
-            assertThat(r.status().outcome()).as(r.status().describe()).isEqualTo(ExitStatus.Outcome.OOM_KILLED);
-            assertThat(host().memoryPeak(sb.id()).orElse(0)).isLessThanOrEqualTo(host().memoryLimit(sb.id()));
+                    """, Duration.ofSeconds(60)));
         }
     }
 
@@ -229,9 +288,18 @@ public abstract class SandboxAttackTest {
     private void assertTmpfsFillBounded(String file) {
         long limit = ByteSize.mib(64).bytes();
         try (Sandbox sb = paddock().create(small().memory(ByteSize.mib(64)).disk(ByteSize.mib(256)).build())) {
-            ExecResult r = sb.exec(ExecRequest.builder()
-                    .argv("sh", "-c", "head -c 134217728 /dev/zero > " + file + " && echo WROTE")
-                    .timeout(Duration.ofSeconds(60)).build());
+            ExecResult r;
+            try {
+                r = sb.exec(ExecRequest.builder()
+                        .argv("sh", "-c", "head -c 134217728 /dev/zero > " + file + " && echo WROTE")
+                        .timeout(Duration.ofSeconds(60)).build());
+            } catch (SandboxException e) {
+                // tmpfs pages are the Sentry's memory: on runsc filling past the limit stops the sandbox.
+                assertThat(tier().oomStopsWholeSandbox()).as("the exec failed: %s", e).isTrue();
+                assertThat(e.code()).as(e.getMessage()).isEqualTo(ErrorCode.RESOURCE_EXHAUSTED);
+                assertThat(sb.awaitStop(Duration.ofSeconds(30)).orElseThrow().stopReason()).contains(StopReason.OOM);
+                return;
+            }
             assertThat(r.stdoutText()).as("writing 128 MiB into memory-backed %s must fail: %s", file, r)
                     .doesNotContain("WROTE");
             assertThat(r.success()).isFalse();
@@ -274,7 +342,8 @@ public abstract class SandboxAttackTest {
                 sh(sb, "rm -f " + dir + "/fill");
             }
             ExecResult root = sh(sb, "dd if=/dev/zero of=/fill bs=1M count=64 2>&1; dd if=/dev/zero of=/usr/fill bs=1M count=1 2>&1");
-            assertThat(root.stdoutText()).contains("Read-only file system").doesNotContain("copied");
+            assertThat(root.stdoutText()).containsPattern(tier().readOnlyRootSaysErofs() ? "Read-only file system"
+                    : "(Read-only file system|Permission denied)").doesNotContain("copied");
         }
         long after = host().hostFreeDiskBytes();
         // Beyond the quota (3 x 16 MiB, had the areas been disk-backed) plus slack for the host's own activity.
@@ -283,7 +352,12 @@ public abstract class SandboxAttackTest {
 
     @Test
     void a05_inodeFloodStopsAtTheSandboxLimit() {
-        try (Sandbox sb = create()) {
+        // Where inodes are bounded by memory only (Tier#tmpfsInodeLimit), a smaller sandbox reaches it sooner.
+        try (Sandbox sb = tier().tmpfsInodeLimit() ? create() : paddock().create(small().memory(ByteSize.mib(128)).build())) {
+            if (!tier().tmpfsInodeLimit()) {
+                assertInodeFloodBoundedByMemory(sb, "/tmp");
+                return;
+            }
             for (String dir : List.of("/tmp", "/workspace")) {
                 ExecResult r = inodeFlood(sb, dir, 50_000);
                 String[] f = r.stdoutText().trim().split(" ");
@@ -297,7 +371,11 @@ public abstract class SandboxAttackTest {
 
     @Test
     void a05_inodeFloodInDevShmStopsAtTheSandboxLimit() {
-        try (Sandbox sb = create()) {
+        try (Sandbox sb = tier().tmpfsInodeLimit() ? create() : paddock().create(small().memory(ByteSize.mib(128)).build())) {
+            if (!tier().tmpfsInodeLimit()) {
+                assertInodeFloodBoundedByMemory(sb, "/dev/shm");
+                return;
+            }
             ExecResult r = inodeFlood(sb, "/dev/shm", 300_000);
             String[] f = r.stdoutText().trim().split(" ");
             assertThat(f[0]).as("/dev/shm: %s", r).isIn("ENOSPC", "EDQUOT");
@@ -305,6 +383,23 @@ public abstract class SandboxAttackTest {
             sh(sb, "rm -rf /dev/shm/flood");
             assertThat(sb.exec("echo", "alive").stdoutText()).isEqualTo("alive\n");
         }
+    }
+
+    /**
+     * The known gap of {@link Tier#tmpfsInodeLimit()}: no ENOSPC, but every inode is sandbox memory, so a
+     * flood of a million files ends in the sandbox's OOM, never in host memory or host inodes.
+     */
+    private void assertInodeFloodBoundedByMemory(Sandbox sb, String dir) {
+        long hostFree = host().hostFreeDiskBytes();
+        try {
+            ExecResult r = inodeFlood(sb, dir, 1_000_000);
+            String[] f = r.stdoutText().trim().split(" ");
+            assertThat(f[0]).as("%s: %s", dir, r).isIn("ENOSPC", "EDQUOT", "ENOMEM");
+        } catch (SandboxException e) {
+            assertThat(e.code()).as(e.getMessage()).isEqualTo(ErrorCode.RESOURCE_EXHAUSTED);
+            assertThat(sb.awaitStop(Duration.ofSeconds(30)).orElseThrow().stopReason()).contains(StopReason.OOM);
+        }
+        assertThat(hostFree - host().hostFreeDiskBytes()).as("host disk consumed").isLessThan(ByteSize.mib(64).bytes());
     }
 
     private ExecResult inodeFlood(Sandbox sb, String dir, int max) {
@@ -464,11 +559,16 @@ public abstract class SandboxAttackTest {
 
     /** Inside: ps shows nothing but the init (and the ps exec itself); outside: the cgroup holds the init alone. */
     private void assertOnlyInitRemains(Sandbox sb) throws InterruptedException {
-        long init = host().initPid(sb.id());
-        awaitTrue("only the init remains in the sandbox's cgroups", Duration.ofSeconds(3),
-                () -> host().processes(sb.id()).equals(Set.of(init)));
-        assertThat(host().processes(sb.id())).as("cgroup.procs").containsExactly(init);
-        assertThat(host().pidsCurrent(sb.id())).as("pids.current").isEqualTo(1);
+        if (tier().hostSeesTenantProcesses()) {
+            long init = host().initPid(sb.id());
+            awaitTrue("only the init remains in the sandbox's cgroups", Duration.ofSeconds(3),
+                    () -> host().processes(sb.id()).equals(Set.of(init)));
+            assertThat(host().processes(sb.id())).as("cgroup.procs").containsExactly(init);
+            assertThat(host().pidsCurrent(sb.id())).as("pids.current").isEqualTo(1);
+        } else {
+            // Tenant processes exist only in the Sentry: its process table (ps, below) is the whole truth.
+            assertThat(host().processState(host().initPid(sb.id()))).as("the Sentry runs").isNotEqualTo('-');
+        }
         ExecResult ps = sb.exec("ps", "-eo", "pid=,comm=,args=");
         for (String line : ps.stdoutText().strip().split("\n")) {
             String[] f = line.strip().split("\\s+", 3);
@@ -537,13 +637,7 @@ public abstract class SandboxAttackTest {
             assertThat(sb.exec("pgrep", "-c", "-x", "python3").stdoutText().trim()).isEqualTo("1");
             HostView.UidRange range = host().uidRange(id);
             Set<Long> pids = host().processes(id);
-            assertThat(pids.size()).as("host sees the sandbox's processes").isGreaterThanOrEqualTo(7);
-            Set<Long> inRange = host().processesWithUidIn(range);
-            for (long pid : pids) {
-                if (host().processState(pid) != '-') { // a shim of an earlier exec may just have exited
-                    assertThat(inRange).as("host uid of sandbox process %d is in %s", pid, range).contains(pid);
-                }
-            }
+            assertHostProcessesUnprivileged(id, range, pids, 7);
 
             long t0 = System.nanoTime();
             sb.destroy();
@@ -561,6 +655,33 @@ public abstract class SandboxAttackTest {
     }
 
     /**
+     * The sandbox's host processes run as nobody the host knows. runc: every one is a tenant or init task
+     * with a host uid in the sandbox's own range (at least {@code tenantTasks} of them). runsc: the gofer
+     * has the range's root and the Sentry and its stubs run as the unprivileged {@code nobody} (65534) in
+     * their own user namespace; never host root.
+     */
+    private void assertHostProcessesUnprivileged(SandboxId id, HostView.UidRange range, Set<Long> pids, int tenantTasks) {
+        Set<Long> inRange = host().processesWithUidIn(range);
+        if (tier().hostSeesTenantProcesses()) {
+            assertThat(pids.size()).as("host sees the sandbox's processes").isGreaterThanOrEqualTo(tenantTasks);
+            for (long pid : pids) {
+                if (host().processState(pid) != '-') { // a shim of an earlier exec may just have exited
+                    assertThat(inRange).as("host uid of sandbox process %d is in %s", pid, range).contains(pid);
+                }
+            }
+            return;
+        }
+        assertThat(pids.size()).as("the Sentry, the gofer and stubs").isGreaterThanOrEqualTo(2);
+        assertThat(inRange).as("the gofer runs with the range's root").isNotEmpty();
+        for (long pid : pids) {
+            long uid = host().hostUid(pid).orElse(-1);
+            if (uid >= 0) {
+                assertThat(uid == 65534 || range.contains(uid)).as("host uid %d of sandbox process %d", uid, pid).isTrue();
+            }
+        }
+    }
+
+    /**
      * After destroy has returned: no process in the sandbox's cgroups, no cgroup directory, no live host
      * process with a uid of its range. The init may linger briefly as a zombie until the host's own init
      * (its parent once {@code runc run -d} has exited) reaps it; that must happen within a few seconds.
@@ -568,6 +689,7 @@ public abstract class SandboxAttackTest {
     private void assertNothingLeft(SandboxId id, HostView.UidRange range) throws InterruptedException {
         assertThat(host().processes(id)).as("processes in the sandbox's cgroups").isEmpty();
         assertThat(host().cgroupDirs(id)).as("cgroup directories").isEmpty();
+        assertThat(host().runtimeProcesses(id)).as("runtime processes naming the sandbox (runsc-sandbox, gofer)").isEmpty();
         List<String> live = host().processesWithUidIn(range).stream().filter(p -> host().processState(p) != 'Z')
                 .filter(p -> host().processState(p) != '-').map(p -> p + ":" + host().processState(p)).toList();
         assertThat(live).as("live host processes with a uid of the sandbox's range %s", range).isEmpty();
@@ -599,8 +721,14 @@ public abstract class SandboxAttackTest {
                     echo done
                     """, Duration.ofSeconds(90));
             assertThat(r.stdoutText()).as(r.stderrText()).isEqualTo("done\n");
-            awaitTrue("pids.current back to baseline " + baseline, Duration.ofSeconds(5),
-                    () -> host().pidsCurrent(sb.id()) == baseline);
+            if (tier().hostSeesTenantProcesses()) {
+                awaitTrue("pids.current back to baseline " + baseline, Duration.ofSeconds(5),
+                        () -> host().pidsCurrent(sb.id()) == baseline);
+            } else {
+                // The Sentry's thread count moves with its own work: the tenant's reaping is seen inside.
+                awaitTrue("only the init is left inside", Duration.ofSeconds(5),
+                        () -> sb.exec("ps", "-eo", "comm=").stdoutText().strip().lines().allMatch(l -> l.equals("init") || l.equals("ps")));
+            }
             for (long pid : host().processes(sb.id())) {
                 assertThat(host().processState(pid)).as("state of %d", pid).isNotEqualTo('Z');
             }
@@ -644,17 +772,39 @@ public abstract class SandboxAttackTest {
         Sandbox sb = create();
         SandboxId id = sb.id();
         try {
-            ExecResult r = sh(sb, """
-                    ( sleep 1000 & sleep 1000 & setsid sleep 1000 & wait ) >/dev/null 2>&1 </dev/null &
-                    sleep 0.3
-                    pkill -STOP -u 1000 -x sleep
-                    kill -STOP $!
-                    sleep 0.2
-                    ps -eo stat=,comm= | grep -c '^T'
-                    """);
-            assertThat(r.stdoutText().trim()).as(r.stderrText()).isEqualTo("4");
-            long stopped = host().processes(id).stream().filter(p -> host().processState(p) == 'T').count();
-            assertThat(stopped).as("stopped processes seen from the host").isGreaterThanOrEqualTo(4);
+            // Four stopped processes (one in its own session) whose parent has gone, left behind by the exec.
+            ExecResult r = py(sb, """
+                    import os, signal, time
+                    # A group leader in its own session (so that no exit orphans its group: no SIGHUP) stops
+                    # its three children, one of them in a session of its own, and then itself.
+                    if os.fork() == 0:
+                        os.setsid()
+                        null = os.open("/dev/null", os.O_RDWR)
+                        for fd in (0, 1, 2):
+                            os.dup2(null, fd)
+                        kids = []
+                        for i in range(3):
+                            pid = os.fork()
+                            if pid == 0:
+                                if i == 2:
+                                    os.setsid()
+                                time.sleep(1000)
+                                os._exit(0)
+                            kids.append(pid)
+                        time.sleep(0.2)
+                        for k in kids:
+                            os.kill(k, signal.SIGSTOP)
+                        os.kill(os.getpid(), signal.SIGSTOP)
+                        os._exit(0)
+                    time.sleep(0.8)
+                    """, Duration.ofSeconds(20));
+            assertThat(r.success()).as(r.stderrText()).isTrue();
+            assertThat(sb.exec("sh", "-c", "ps -eo stat=,comm= | grep -c '^T'").stdoutText().trim())
+                    .as("stopped processes inside").isEqualTo("4");
+            if (tier().hostSeesTenantProcesses()) {
+                long stopped = host().processes(id).stream().filter(p -> host().processState(p) == 'T').count();
+                assertThat(stopped).as("stopped processes seen from the host").isGreaterThanOrEqualTo(4);
+            }
             HostView.UidRange range = host().uidRange(id);
             long t0 = System.nanoTime();
             sb.destroy();
@@ -708,7 +858,7 @@ public abstract class SandboxAttackTest {
         try (Sandbox sb = create()) {
             ExecResult r = sh(sb, """
                     t() { if sh -c "$2" >/dev/null 2>&1; then echo "WROTE $1"; else echo "denied $1"; fi; }
-                    t rm-kallsyms 'rm -f /proc/kallsyms'
+                    t rm-kallsyms 'test -e /proc/kallsyms && rm -f /proc/kallsyms'
                     t rm-kcore 'rm /proc/kcore'
                     t touch-proc-sys 'touch /proc/sys/x'
                     t sysctl 'echo 1 > /proc/sys/kernel/panic_on_oops'
@@ -784,8 +934,14 @@ public abstract class SandboxAttackTest {
             assertThat(sb.exec("cat", "/tmp/f-" + t).stdoutText()).isEqualTo("through-test");
             assertCodeIn(() -> sb.files().writeString("/workspace/root/etc/f-" + t, "x"),
                     ErrorCode.PERMISSION_DENIED, ErrorCode.INVALID_ARGUMENT);
-            sb.files().writeString("/workspace/root/tmp/g-" + t, "through-root");
-            assertThat(sb.exec("cat", "/tmp/g-" + t).stdoutText()).isEqualTo("through-root");
+            if (tier().symlinkToRootResolves()) {
+                sb.files().writeString("/workspace/root/tmp/g-" + t, "through-root");
+                assertThat(sb.exec("cat", "/tmp/g-" + t).stdoutText()).isEqualTo("through-root");
+            } else {
+                // gVisor resolves root/tmp/g-… to /g-… (Tier#symlinkToRootResolves): refused, still inside.
+                assertCodeIn(() -> sb.files().writeString("/workspace/root/tmp/g-" + t, "through-root"),
+                        ErrorCode.PERMISSION_DENIED, ErrorCode.FAILED_PRECONDITION);
+            }
             sb.files().writeString("/workspace/up/u-" + t, "through-up");
             assertThat(sb.exec("cat", "/tmp/u-" + t).stdoutText()).isEqualTo("through-up");
             for (String via : List.of("pr", "sr")) {
@@ -1139,12 +1295,21 @@ public abstract class SandboxAttackTest {
     void a31_seccompAndNoNewPrivsApplyToEveryThread() throws Exception {
         try (Sandbox sb = create();
              ExecProcess p = sb.start(ExecRequest.builder().argv("python3", "-c", """
-                     import threading, time, os, sys
-                     ts = [threading.Thread(target=time.sleep, args=(30,), daemon=True) for _ in range(6)]
+                     import threading, time, os, sys, ctypes
+                     libc = ctypes.CDLL(None, use_errno=True)
+                     seen = {}
+                     def probe():
+                         # prctl answers for the calling thread: PR_GET_SECCOMP (21), PR_GET_NO_NEW_PRIVS (39)
+                         seen[threading.get_native_id()] = (libc.prctl(21, 0, 0, 0, 0), libc.prctl(39, 0, 0, 0, 0))
+                         time.sleep(30)
+                     ts = [threading.Thread(target=probe, daemon=True) for _ in range(6)]
                      [t.start() for t in ts]
+                     time.sleep(0.5)
+                     seen[threading.get_native_id()] = (libc.prctl(21, 0, 0, 0, 0), libc.prctl(39, 0, 0, 0, 0))
                      for tid in sorted(os.listdir("/proc/self/task")):
                          st = dict(l.split(":", 1) for l in open("/proc/self/task/%s/status" % tid) if ":" in l)
-                         print(tid, st["Seccomp"].strip(), st["NoNewPrivs"].strip(), flush=True)
+                         nnp = st["NoNewPrivs"].strip() if "NoNewPrivs" in st else "-"
+                         print(tid, st["Seccomp"].strip(), nnp, "%s %s" % seen.get(int(tid), ("?", "?")), flush=True)
                      print("END", flush=True)
                      time.sleep(30)
                      """).build())) {
@@ -1155,7 +1320,10 @@ public abstract class SandboxAttackTest {
                 lines.add(l);
             }
             assertThat(lines).as("threads seen inside").hasSize(7);
-            assertThat(lines).allSatisfy(l -> assertThat(l).as("tid Seccomp NoNewPrivs").endsWith(" 2 1"));
+            // tid, /proc Seccomp, /proc NoNewPrivs, prctl seccomp mode, prctl no_new_privs
+            String procNnp = tier().procStatusComplete() ? "1" : "-";
+            assertThat(lines).allSatisfy(l -> assertThat(l).as("tid Seccomp NoNewPrivs prctl-seccomp prctl-nnp")
+                    .endsWith(" 2 " + procNnp + " 2 1"));
             // From the host: every thread of every process in the sandbox, the init included.
             int threads = 0;
             for (long pid : host().processes(sb.id())) {
@@ -1202,8 +1370,11 @@ public abstract class SandboxAttackTest {
                     continue; // killed (SIGSYS from seccomp, or SIGSEGV without the 32-bit ABI)
                 }
                 long ret = Long.parseLong(r.stdoutText().trim());
+                // Without the ABI at all (Tier#foreignSyscallAbis) the call fails EINVAL before any handler.
+                List<Long> refused = tier().foreignSyscallAbis() ? List.of(-1L * EPERM, -1L * ENOSYS)
+                        : List.of(-1L * EPERM, -1L * ENOSYS, -22L);
                 assertThat(ret).as("%s returned %d: the filter let a foreign-ABI syscall through", e.getKey(), ret)
-                        .isIn(-1L * EPERM, -1L * ENOSYS);
+                        .isIn(refused.toArray());
             }
         }
     }
@@ -1225,7 +1396,7 @@ public abstract class SandboxAttackTest {
                             st = dict(l.split(":", 1) for l in open("/proc/%d/status" % p.pid) if ":" in l)
                             if st["Name"].strip() != "python3":
                                 seen += 1
-                                print("UIDS", argv[0], st["Uid"].split(), st["CapEff"].strip(), st["NoNewPrivs"].strip())
+                                print("UIDS", argv[0], st["Uid"].split(), st["CapEff"].strip(), st.get("NoNewPrivs", "-").strip())
                         except FileNotFoundError:
                             pass
                         p.kill()
@@ -1240,9 +1411,11 @@ public abstract class SandboxAttackTest {
             String out = r.stdoutText();
             assertThat(out).as(r.stderrText()).contains("self 1000 1000").doesNotContain("ROOT");
             assertThat(out).as("at least one setuid binary observed while running").doesNotContain("seen 0");
+            // NoNewPrivs is not in gVisor's /proc status (Tier#procStatusComplete): a31 asks prctl instead.
+            String nnp = tier().procStatusComplete() ? " 1" : " -";
             for (String line : out.lines().filter(l -> l.startsWith("UIDS")).toList()) {
                 assertThat(line).as("setuid ignored: uids stay 1000, no capabilities")
-                        .contains("['1000', '1000', '1000', '1000']").endsWith(" 0000000000000000 1");
+                        .contains("['1000', '1000', '1000', '1000']").endsWith(" 0000000000000000" + nnp);
             }
         }
     }
@@ -1255,7 +1428,7 @@ public abstract class SandboxAttackTest {
                     import os, socket, signal, stat
                     st = dict(l.split(":", 1) for l in open("/proc/self/status") if ":" in l)
                     for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
-                        print(k, st[k].strip())
+                        print(k, st[k].strip() if k in st else "absent")
                     def t(name, f):
                         try:
                             f()
@@ -1276,10 +1449,14 @@ public abstract class SandboxAttackTest {
                     t("nice", lambda: os.setpriority(os.PRIO_PROCESS, 0, -5))
                     """, Duration.ofSeconds(30));
             String out = r.stdoutText();
-            assertThat(out).as(r.stderrText()).doesNotContain("ALLOWED").contains("denied kill-init");
-            for (String cap : List.of("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")) {
+            // gVisor (2022-12) lets an unprivileged task lower its nice value: Tier#niceNeedsCapability.
+            String checked = tier().niceNeedsCapability() ? out : out.replace("ALLOWED nice\n", "");
+            assertThat(checked).as(r.stderrText()).doesNotContain("ALLOWED").contains("denied kill-init");
+            for (String cap : List.of("CapInh", "CapPrm", "CapEff", "CapBnd")) {
                 assertThat(out).contains(cap + " 0000000000000000");
             }
+            // gVisor's status has no CapAmb (Tier#procStatusComplete); its ambient set is never raised.
+            assertThat(out).contains(tier().procStatusComplete() ? "CapAmb 0000000000000000" : "CapAmb absent");
             assertThat(sb.exec("echo", "init alive").stdoutText()).isEqualTo("init alive\n");
         }
     }
@@ -1287,6 +1464,10 @@ public abstract class SandboxAttackTest {
     @Test
     void a35_sandboxRootMapsToAnUnprivilegedPerSandboxHostRange() throws Exception {
         try (Sandbox a = create(); Sandbox b = create()) {
+            if (!tier().hostSeesTenantProcesses()) {
+                assertSentryAndGoferUnprivileged(a, b);
+                return;
+            }
             HostView.UidRange ra = uidMapOf(a);
             HostView.UidRange rb = uidMapOf(b);
             for (HostView.UidRange r : List.of(ra, rb)) {
@@ -1306,6 +1487,36 @@ public abstract class SandboxAttackTest {
             }
             assertThat(tenantUids).as("host uids of sandbox A's processes").contains(ra.base() + 1000);
         }
+    }
+
+    /**
+     * runsc: the tenant's uid 0 and 1000 exist only in the Sentry (its uid_map inside is the identity). On
+     * the host, each sandbox's gofer runs as the root of the sandbox's own leased range (ranges never
+     * overlap), and the Sentry and its stubs run as nobody (65534) in their own user namespace, the same
+     * uid for every runsc sandbox: docs/SECURITY.md records what an escape from the Sentry lands as.
+     */
+    private void assertSentryAndGoferUnprivileged(Sandbox a, Sandbox b) {
+        HostView.UidRange ra = host().uidRange(a.id());
+        HostView.UidRange rb = host().uidRange(b.id());
+        for (HostView.UidRange r : List.of(ra, rb)) {
+            assertThat(r.base()).as("host uid of the gofer (the sandbox's root)").isGreaterThanOrEqualTo(65536);
+            assertThat(r.size()).isLessThanOrEqualTo(65536);
+        }
+        assertThat(ra.overlaps(rb)).as("ranges %s and %s overlap", ra, rb).isFalse();
+        for (Sandbox sb : List.of(a, b)) {
+            long sentry = host().initPid(sb.id());
+            assertThat(host().hostUid(sentry).orElseThrow()).as("host uid of the Sentry").isEqualTo(65534);
+            assertThat(host().namespacesOf(sentry).get("user")).as("the Sentry's user namespace")
+                    .isNotEqualTo(host().hostNamespaces().get("user"));
+            for (long pid : host().processes(sb.id())) {
+                assertThat(host().hostUid(pid).orElse(65534)).as("host uid of %d", pid).isNotZero();
+            }
+        }
+        assertThat(host().processesWithUidIn(ra)).as("A's range holds A's gofer only").isNotEmpty()
+                .isSubsetOf(host().processes(a.id()));
+        List<String> inside = a.exec("cat", "/proc/self/uid_map").stdoutText().strip().lines().toList();
+        assertThat(inside).as("uid_map inside the Sentry").hasSize(1);
+        assertThat(a.exec("id", "-u").stdoutText().trim()).isEqualTo("1000");
     }
 
     private HostView.UidRange uidMapOf(Sandbox sb) {
@@ -1339,7 +1550,32 @@ public abstract class SandboxAttackTest {
                         except OSError as e:
                             print("denied mknod", name, e.errno)
                     """, Duration.ofSeconds(30));
-            assertThat(r.stdoutText()).as(r.stderrText()).doesNotContain("OPENED").doesNotContain("MKNOD")
+            String opened = r.stdoutText();
+            if (!tier().onlyStandardDevices()) {
+                // gVisor's own emulated devices open; without capabilities nothing can be done with them.
+                opened = opened.replace("OPENED /dev/net/tun\n", "").replace("OPENED /dev/fuse\n", "");
+                ExecResult use = py(sb, """
+                        import os, fcntl, struct
+                        fd = os.open("/dev/net/tun", os.O_RDWR)
+                        try:
+                            fcntl.ioctl(fd, 0x400454ca, struct.pack("16sH", b"evil0", 0x0002))
+                            print("TUN CREATED")
+                        except OSError as e:
+                            print("denied TUNSETIFF", e.errno)
+                        try:
+                            os.mkdir("/tmp/fusemnt")
+                        except FileExistsError:
+                            pass
+                        import ctypes
+                        libc = ctypes.CDLL(None, use_errno=True)
+                        fuse = os.open("/dev/fuse", os.O_RDWR)
+                        r = libc.mount(b"fuse", b"/tmp/fusemnt", b"fuse", 0, ("fd=%d,rootmode=40000,user_id=1000,group_id=1000" % fuse).encode())
+                        print("FUSE MOUNTED" if r == 0 else "denied fuse mount %d" % ctypes.get_errno())
+                        """, Duration.ofSeconds(20));
+                assertThat(use.stdoutText()).as(use.stderrText()).contains("denied TUNSETIFF", "denied fuse mount")
+                        .doesNotContain("CREATED").doesNotContain("MOUNTED");
+            }
+            assertThat(opened).as(r.stderrText()).doesNotContain("OPENED").doesNotContain("MKNOD")
                     .contains("denied /dev/kvm");
         }
     }
@@ -1353,7 +1589,10 @@ public abstract class SandboxAttackTest {
                     libc.syscall.restype = ctypes.c_long
                     m, s = os.openpty()
                     name = os.ttyname(s)
-                    tty.setraw(s)
+                    try:
+                        tty.setraw(s)
+                    except Exception:
+                        pass  # gVisor's pty refuses some termios settings; TIOCSTI below is what counts
                     rd, wr = os.pipe()
                     pid = os.fork()
                     if pid == 0:
@@ -1457,25 +1696,48 @@ public abstract class SandboxAttackTest {
     @Test
     void a44_namespacesAreOwnAndOnlyOwnProcessesAreVisible() {
         try (Sandbox a = create(); Sandbox b = create()) {
-            sh(b, "sleep 4242 >/dev/null 2>&1 </dev/null & ipcmk -M 4096 >/dev/null");
+            sh(b, "sleep 4242 >/dev/null 2>&1 </dev/null &");
+            String shm = """
+                    import ctypes, sys
+                    libc = ctypes.CDLL(None, use_errno=True)
+                    flags = 0o1600 if sys.argv[1] == "create" else 0   # IPC_CREAT | 0600
+                    r = libc.shmget(0x50414444, 4096 if flags else 0, flags)
+                    print("shm", "found" if r >= 0 else "absent")
+                    """;
             Map<String, String> nsA = namespacesInside(a);
             Map<String, String> nsB = namespacesInside(b);
             Map<String, String> hostNs = host().hostNamespaces();
-            for (String ns : List.of("cgroup", "ipc", "mnt", "net", "pid", "user", "uts")) {
-                assertThat(nsA.get(ns)).as("%s namespace of A", ns).isNotNull()
-                        .isNotEqualTo(hostNs.get(ns)).isNotEqualTo(nsB.get(ns));
+            if (tier().hostSeesTenantProcesses()) {
+                for (String ns : tier().namespaceLinks()) {
+                    assertThat(nsA.get(ns)).as("%s namespace of A", ns).isNotNull()
+                            .isNotEqualTo(hostNs.get(ns)).isNotEqualTo(nsB.get(ns));
+                }
+                assertThat(host().namespacesOf(host().initPid(a.id()))).as("host and sandbox agree on A's namespaces")
+                        .isEqualTo(nsA);
+            } else {
+                // Inside: the Sentry's own namespaces (only these links exist there). On the host: each
+                // sandbox's Sentry has its own user, mount, net, ipc and uts namespaces.
+                assertThat(nsA.keySet()).as("namespace links inside").containsExactlyInAnyOrderElementsOf(tier().namespaceLinks());
+                Map<String, String> sentryA = host().namespacesOf(host().initPid(a.id()));
+                Map<String, String> sentryB = host().namespacesOf(host().initPid(b.id()));
+                for (String ns : List.of("ipc", "mnt", "net", "user", "uts")) {
+                    assertThat(sentryA.get(ns)).as("%s namespace of A's Sentry", ns).isNotNull()
+                            .isNotEqualTo(hostNs.get(ns)).isNotEqualTo(sentryB.get(ns));
+                }
             }
-            assertThat(host().namespacesOf(host().initPid(a.id()))).as("host and sandbox agree on A's namespaces")
-                    .isEqualTo(nsA);
             String ps = a.exec("ps", "-eo", "pid=,user=,args=").stdoutText();
             assertThat(ps).doesNotContain("4242");
             assertThat(ps.strip().split("\n").length).as(ps).isLessThanOrEqualTo(4);
             assertThat(a.exec("hostname").stdoutText()).isEqualTo("sandbox\n");
-            assertThat(b.exec("sh", "-c", "ipcs -m | grep -c 4096").stdoutText().trim()).isEqualTo("1");
-            assertThat(a.exec("sh", "-c", "ipcs -m | grep -c 4096").stdoutText().trim()).as("B's shm segment in A")
-                    .isEqualTo("0");
+            // A System V segment B creates under a fixed key is B's alone (IPC namespace).
+            assertThat(py(b, shm, Duration.ofSeconds(10), "create").stdoutText()).isEqualTo("shm found\n");
+            assertThat(py(b, shm, Duration.ofSeconds(10), "look").stdoutText()).isEqualTo("shm found\n");
+            assertThat(py(a, shm, Duration.ofSeconds(10), "look").stdoutText()).as("B's shm segment in A")
+                    .isEqualTo("shm absent\n");
             for (String line : a.exec("cat", "/proc/self/cgroup").stdoutText().strip().split("\n")) {
-                assertThat(line).as("cgroup namespace root").endsWith(":/");
+                if (!line.isEmpty()) {
+                    assertThat(line).as("cgroup namespace root").endsWith(":/");
+                }
             }
         }
     }
@@ -1562,7 +1824,8 @@ public abstract class SandboxAttackTest {
                                            ("request_key", 249, [b"user", b"k", None, L(-4)])):
                         ctypes.set_errno(0)
                         print(name, libc.syscall(L(nr), *args), ctypes.get_errno())
-                    print("keys", len(open("/proc/keys").read()))
+                    import os
+                    print("keys", len(open("/proc/keys").read()) if os.path.exists("/proc/keys") else 0)
                     """, Duration.ofSeconds(20));
             assertThat(r.stdoutText()).contains("control True");
             List<String> lines = r.stdoutText().lines().filter(l -> !l.startsWith("keys") && !l.startsWith("control")).toList();
@@ -1624,8 +1887,14 @@ public abstract class SandboxAttackTest {
                                 print("FOUND", where, n[:12])
                     print("scanned", len(blobs), "needles", len(needles))
                     """).stdin(String.join("\n", needles)).build());
-            assertThat(r.stdoutText()).as(r.stderrText()).contains("denied /proc/1/environ")
-                    .doesNotContain("READABLE").doesNotContain("FOUND").contains("needles " + needles.size());
+            assertThat(r.stdoutText()).as(r.stderrText()).doesNotContain("FOUND").contains("needles " + needles.size());
+            if (tier().procHidesInit()) {
+                assertThat(r.stdoutText()).contains("denied /proc/1/environ").doesNotContain("READABLE");
+            } else {
+                // Known gap (Tier#procHidesInit): readable, and it holds only the init's PATH and HOME.
+                String initEnv = sb.exec("sh", "-c", "tr '\\0' '\\n' < /proc/1/environ | cut -d= -f1 | sort").stdoutText();
+                assertThat(initEnv.strip().lines().toList()).as("the init's environment").isSubsetOf("HOME", "PATH");
+            }
         }
     }
 
@@ -1659,7 +1928,40 @@ public abstract class SandboxAttackTest {
                     except OSError as e:
                         print("denied /proc/1/fd", e.errno)
                     """, Duration.ofSeconds(20));
-            assertThat(r.stdoutText()).as(r.stderrText()).contains("open []").contains("denied /proc/1/fd");
+            assertThat(r.stdoutText()).as(r.stderrText()).contains("open []");
+            if (tier().procHidesInit()) {
+                assertThat(r.stdoutText()).contains("denied /proc/1/fd");
+            } else {
+                // Known gap (Tier#procHidesInit): the listing shows, re-opening the init's fds is refused.
+                ExecResult reopen = py(sb, """
+                        import os
+                        for n in os.listdir("/proc/1/fd"):
+                            try:
+                                os.close(os.open("/proc/1/fd/" + n, os.O_WRONLY | os.O_NONBLOCK))
+                                print("REOPENED", n)
+                            except OSError as e:
+                                print("denied", n, e.errno)
+                        """, Duration.ofSeconds(20));
+                assertThat(reopen.stdoutText()).as(reopen.stderrText()).contains("denied 0").doesNotContain("REOPENED");
+                // From the host: the Sentry's and gofer's descriptors are gVisor's own (its control and gofer
+                // sockets, memory files, the donated stdio); none names another sandbox or a host path
+                // outside this sandbox's bundle and image.
+                for (long pid : host().processes(sb.id())) {
+                    for (String fd : host().openFiles(pid)) {
+                        Matcher m = SANDBOX_ID.matcher(fd);
+                        while (m.find()) {
+                            assertThat(m.group()).as("fd of %d: %s", pid, fd).isEqualTo(sb.id().value());
+                        }
+                        String target = fd.substring(fd.indexOf(" -> ") + 4).replace(" (directory)", "");
+                        if (target.startsWith("/")) {
+                            assertThat(target).as("host path held by %d", pid)
+                                    .matches("/(run/paddock/(sandboxes/" + sb.id().value() + "|images)|usr|lib|lib64|bin|sbin|dev/null|proc|memfd:).*"
+                                            + "|/|/root(/.*)?"); // /root: the gofer's view of the sandbox's own root
+                        }
+                    }
+                }
+                return;
+            }
             // Every descriptor held by the sandbox's processes, the init's included, seen from the host:
             // no sockets and no directories (the CVE-2024-21626 class) leak in.
             for (long pid : host().processes(sb.id())) {
@@ -1682,6 +1984,23 @@ public abstract class SandboxAttackTest {
                     .doesNotContain("/run/paddock/sandboxes").doesNotContain("/sandboxes/");
             Matcher m = SANDBOX_ID.matcher(out);
             assertThat(m.find()).as("a sandbox id is visible in %s", out).isFalse();
+        }
+    }
+
+    /**
+     * The whole posture a tenant sees (PostureProbe) against the tier's golden file: capabilities,
+     * seccomp and no_new_privs of every thread, id maps, namespaces, mounts, fds, environment names, /dev
+     * and the masked paths. A change to any of them is a reviewed diff, never a silent drift.
+     */
+    @Test
+    void posture_whatATenantSeesMatchesTheTiersGolden() {
+        try (Sandbox sb = create()) {
+            String report = PostureProbe.collect(sb);
+            PostureProbe.updateGoldenIfAsked(tier(), report);
+            String golden = Boolean.getBoolean("paddock.golden.update") ? report : PostureProbe.golden(tier());
+            assertThat(report).as("posture of a %s sandbox (regenerate with -Dpaddock.golden.update=true)",
+                    tier().runtimeName()).isEqualTo(golden);
+            assertThat(sb.info().runtime()).isEqualTo(tier().runtimeName());
         }
     }
 

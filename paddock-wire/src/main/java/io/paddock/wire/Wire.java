@@ -186,7 +186,7 @@ public final class Wire {
     // ---- SandboxSpec ----
 
     private static final Set<String> SPEC_FIELDS = Set.of("image", "entrypoint", "env", "secrets", "workdir", "name",
-            "labels", "memory", "cpus", "pids", "disk", "open_files", "network", "timeout_ms");
+            "labels", "memory", "cpus", "pids", "disk", "open_files", "network", "timeout_ms", "runtime");
 
     public static SandboxSpec spec(JsonNode json) {
         ObjectNode o = object(json, "body");
@@ -217,6 +217,7 @@ public final class Wire {
             b.network(NetworkMode.NONE);
         });
         field(o, "timeout_ms").ifPresent(v -> b.timeout(Duration.ofMillis(integer(v, "timeout_ms"))));
+        field(o, "runtime").ifPresent(v -> b.runtime(text(v, "runtime")));
         return b.build();
     }
 
@@ -237,6 +238,7 @@ public final class Wire {
         o.put("open_files", s.openFiles());
         o.put("network", s.network().name().toLowerCase(Locale.ROOT));
         o.put("timeout_ms", s.timeout().toMillis());
+        s.runtime().ifPresent(r -> o.put("runtime", r));
         return o;
     }
 

@@ -1,5 +1,6 @@
 package io.paddock.bench.host;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.paddock.ByteSize;
 import io.paddock.SandboxSpec;
 import io.paddock.runtime.internal.host.Cgroups;
@@ -8,82 +9,210 @@ import io.paddock.runtime.internal.image.HostImage;
 import io.paddock.runtime.internal.oci.BundlePlan;
 import io.paddock.runtime.internal.oci.OciSpec;
 import io.paddock.runtime.internal.oci.OciSpecBuilder;
-import com.fasterxml.jackson.databind.ObjectMapper;
 
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The peers measured beside Paddock, run the way a user without Paddock would run them: a bare spawn,
- * and runc itself on a bundle with the same isolation settings as a Paddock sandbox (same OCI spec
- * builder, user namespace, seccomp and mounts) whose process is the command itself instead of the init.
+ * The peers measured beside Paddock, run the way a user without Paddock would run them: a bare spawn from
+ * the JVM, bubblewrap, podman, and runc and runsc themselves on a bundle with the same isolation settings as
+ * a Paddock sandbox (same OCI spec builder, user namespace, seccomp and mounts) whose process is the command
+ * itself instead of Paddock's init.
  */
 public final class Peers implements AutoCloseable {
-    private final Path runc;
-    private final Path root;
-    private final Path bundle;
-    private int counter;
+    private static final ObjectMapper JSON = new ObjectMapper();
+    public static final List<String> BWRAP = List.of("bwrap", "--unshare-all", "--die-with-parent", "--new-session",
+            "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib",
+            "--symlink", "usr/lib64", "/lib64", "--symlink", "usr/sbin", "/sbin", "--proc", "/proc", "--dev", "/dev",
+            "--tmpfs", "/tmp");
 
-    public Peers(Path stateDir, Path initBinary, Path runc) throws IOException {
+    private final Path runc;
+    private final Path runsc;
+    private final Path root;
+    private final OciSpec base;
+    private final Path oneShot;
+    private final Set<String> containers = ConcurrentHashMap.newKeySet();
+    private final Set<String> runscContainers = ConcurrentHashMap.newKeySet();
+    private final Set<String> cgroups = ConcurrentHashMap.newKeySet();
+    private final List<Process> idle = new ArrayList<>();
+    private final AtomicInteger counter = new AtomicInteger();
+
+    public Peers(Path stateDir, Path initBinary, Path runc, Path runscOrNull) throws IOException {
         this.runc = runc;
+        this.runsc = runscOrNull;
         this.root = Files.createTempDirectory("paddock-bench-");
-        this.bundle = root.resolve("bundle");
-        Files.createDirectories(bundle);
         HostImage image = HostImage.prepare(stateDir.resolve("images"), initBinary, Path.of("/"));
-        Cgroups cgroups = Cgroups.detect();
+        Cgroups cg = Cgroups.detect();
         SandboxSpec spec = SandboxSpec.builder().memory(ByteSize.mib(256)).build();
         BundlePlan plan = new BundlePlan(spec, image.root().toString(), image.mounts(),
-                0x4000_0000L + 16000L * 65536, "/paddock-bench/peer", HostFacts.probe(cgroups));
-        OciSpec oci = OciSpecBuilder.build(plan);
-        OciSpec.Process p = oci.process();
-        OciSpec.Process tenant = new OciSpec.Process(false, new OciSpec.User(1000, 1000), List.of("/bin/echo", "hi"),
-                p.env(), "/workspace", new OciSpec.Capabilities(List.of(), List.of(), List.of(), List.of(), List.of()),
-                p.rlimits(), true);
-        OciSpec peer = new OciSpec(oci.ociVersion(), tenant, oci.root(), oci.hostname(), oci.mounts(), oci.linux());
-        Files.write(bundle.resolve("config.json"), new ObjectMapper().writeValueAsBytes(peer));
+                0x4000_0000L + 16000L * 65536, "/paddock-bench/peer", HostFacts.probe(cg));
+        this.base = OciSpecBuilder.build(plan);
+        this.oneShot = bundle("bundle", List.of("/bin/echo", "hi"), "/paddock-bench/peer");
     }
 
-    /** Spawns /bin/echo hi and waits for its first output byte and its exit; returns nanoseconds to the first byte. */
-    public static long bareSpawn() throws IOException, InterruptedException {
+    /** A bundle whose process is argv run as the sandbox user, in its own cgroup. */
+    private Path bundle(String name, List<String> argv, String cgroupsPath) throws IOException {
+        Path dir = root.resolve(name);
+        Files.createDirectories(dir);
+        OciSpec.Process p = base.process();
+        OciSpec.Process tenant = new OciSpec.Process(false, new OciSpec.User(1000, 1000), argv, p.env(), "/workspace",
+                new OciSpec.Capabilities(List.of(), List.of(), List.of(), List.of(), List.of()), p.rlimits(), true);
+        OciSpec.Linux l = base.linux();
+        OciSpec spec = new OciSpec(base.ociVersion(), tenant, base.root(), base.hostname(), base.mounts(),
+                new OciSpec.Linux(l.uidMappings(), l.gidMappings(), l.resources(), cgroupsPath, l.namespaces(),
+                        l.seccomp(), l.maskedPaths(), l.readonlyPaths()));
+        Files.write(dir.resolve("config.json"), JSON.writeValueAsBytes(spec));
+        cgroups.add(cgroupsPath);
+        return dir;
+    }
+
+    // ---- one-shot peers: nanoseconds to the first byte of `echo hi` ----
+
+    /** {@code ProcessBuilder} start of /bin/echo hi from this JVM; nanoseconds to its first byte. */
+    public static long jvmSpawn() throws IOException, InterruptedException {
         return timeToFirstByte(new ProcessBuilder("/bin/echo", "hi"));
     }
 
-    /** {@code runc run} of the peer bundle (one-shot container running echo hi); nanoseconds to the first byte. */
+    /** {@code ProcessBuilder} start of /bin/true from this JVM; nanoseconds to its exit. */
+    public static long jvmSpawnTrue() throws IOException, InterruptedException {
+        long t0 = System.nanoTime();
+        Process p = new ProcessBuilder("/bin/true").redirectErrorStream(true).start();
+        p.getInputStream().readAllBytes();
+        p.waitFor();
+        return System.nanoTime() - t0;
+    }
+
+    /** {@code bwrap --unshare-all …} of /bin/echo hi. */
+    public static long bwrapOneShot() throws IOException, InterruptedException {
+        List<String> argv = new ArrayList<>(BWRAP);
+        argv.addAll(List.of("/bin/echo", "hi"));
+        return timeToFirstByte(new ProcessBuilder(argv));
+    }
+
+    /** {@code runc run} of the peer bundle (one-shot container running echo hi). */
     public long runcOneShot() throws IOException, InterruptedException {
-        String id = "paddock-bench-" + (counter++);
-        return timeToFirstByte(new ProcessBuilder(runc.toString(), "--root", root.resolve("runc").toString(), "run",
-                "--bundle", bundle.toString(), id));
+        String id = "paddock-bench-" + counter.incrementAndGet();
+        containers.add(id);
+        long t = timeToFirstByte(new ProcessBuilder(runc.toString(), "--root", root.resolve("runc").toString(), "run",
+                "--bundle", oneShot.toString(), id));
+        containers.remove(id);
+        return t;
+    }
+
+    /** {@code runsc run} of the same bundle (default platform, never kvm). */
+    public long runscOneShot() throws IOException, InterruptedException {
+        if (runsc == null) {
+            throw new IOException("runsc is not installed (apt-get install -y runsc)");
+        }
+        String id = "paddock-bench-sc-" + counter.incrementAndGet();
+        runscContainers.add(id);
+        long t = timeToFirstByte(new ProcessBuilder(runsc.toString(), "--root", root.resolve("runsc").toString(),
+                "--network=none", "--oci-seccomp", "run", "--bundle", oneShot.toString(), id));
+        runscContainers.remove(id);
+        return t;
+    }
+
+    /**
+     * {@code podman --runtime runc run --rm --network=none IMAGE /bin/echo hi}. podman's default open-files and
+     * process rlimits are above this host's hard limits (no CAP_SYS_RESOURCE: runc fails "error setting rlimit
+     * type 7"), so they are set to Paddock's defaults.
+     */
+    public static long podmanOneShot(String image) throws IOException, InterruptedException {
+        return timeToFirstByte(new ProcessBuilder("podman", "--runtime", "runc", "run", "--rm", "--network=none",
+                "--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096", image, "/bin/echo", "hi"));
     }
 
     /** Starts a long-running container for {@link #runcExec}. */
     public String startRunning() throws IOException, InterruptedException {
         String id = "paddock-bench-exec";
-        OciSpec base = new ObjectMapper().readValue(bundle.resolve("config.json").toFile(), OciSpec.class);
-        OciSpec.Process p = base.process();
-        Path b2 = root.resolve("bundle-exec");
-        Files.createDirectories(b2);
-        OciSpec sleeper = new OciSpec(base.ociVersion(), new OciSpec.Process(false, p.user(), List.of("/bin/sleep", "3600"),
-                p.env(), p.cwd(), p.capabilities(), p.rlimits(), true), base.root(), base.hostname(), base.mounts(),
-                new OciSpec.Linux(base.linux().uidMappings(), base.linux().gidMappings(), base.linux().resources(),
-                        "/paddock-bench/exec", base.linux().namespaces(), base.linux().seccomp(),
-                        base.linux().maskedPaths(), base.linux().readonlyPaths()));
-        Files.write(b2.resolve("config.json"), new ObjectMapper().writeValueAsBytes(sleeper));
-        Process pr = new ProcessBuilder(runc.toString(), "--root", root.resolve("runc").toString(), "run", "-d",
-                "--bundle", b2.toString(), id).redirectInput(new File("/dev/null")).redirectOutput(new File("/dev/null"))
-                .redirectError(new File("/dev/null")).start();
-        pr.waitFor();
+        if (containers.contains(id)) {
+            return id;
+        }
+        Path b = bundle("bundle-exec", List.of("/bin/sleep", "3600"), "/paddock-bench/exec");
+        runDetached(id, b);
         return id;
+    }
+
+    private void runDetached(String id, Path bundle) throws IOException, InterruptedException {
+        containers.add(id);
+        Process pr = new ProcessBuilder(runc.toString(), "--root", root.resolve("runc").toString(), "run", "-d",
+                "--bundle", bundle.toString(), id).redirectInput(new File("/dev/null")).redirectOutput(new File("/dev/null"))
+                .redirectErrorStream(true).start();
+        if (pr.waitFor() != 0) {
+            throw new IOException("runc run -d " + id + " failed (exit " + pr.exitValue() + ")");
+        }
     }
 
     /** {@code runc exec ID /bin/echo hi}; nanoseconds to the first byte. */
     public long runcExec(String id) throws IOException, InterruptedException {
         return timeToFirstByte(new ProcessBuilder(runc.toString(), "--root", root.resolve("runc").toString(), "exec",
                 id, "/bin/echo", "hi"));
+    }
+
+    // ---- churn and density peers ----
+
+    /** A worker's own bundle for create+destroy churn: {@code runc run} of /bin/true in its own cgroup. */
+    public Path churnBundle(int worker) throws IOException {
+        return bundle("bundle-churn-" + worker, List.of("/bin/true"), "/paddock-bench/churn-" + worker);
+    }
+
+    /** {@code runc run} (create, start, wait, delete) of /bin/true; nanoseconds. */
+    public long runcChurn(Path bundle) throws IOException, InterruptedException {
+        String id = "paddock-bench-churn-" + counter.incrementAndGet();
+        containers.add(id);
+        long t0 = System.nanoTime();
+        Process p = new ProcessBuilder(runc.toString(), "--root", root.resolve("runc").toString(), "run", "--bundle",
+                bundle.toString(), id).redirectInput(new File("/dev/null")).redirectOutput(new File("/dev/null"))
+                .redirectErrorStream(true).start();
+        if (p.waitFor() != 0) {
+            throw new IOException("runc run failed (exit " + p.exitValue() + ")");
+        }
+        containers.remove(id);
+        return System.nanoTime() - t0;
+    }
+
+    /** n idle runc containers (sleep) with the sandbox settings, each in its own cgroup; {@link #close} removes them. */
+    public void runcIdle(int n) throws IOException, InterruptedException {
+        for (int i = 0; i < n; i++) {
+            Path b = bundle("bundle-idle-" + i, List.of("/bin/sleep", "3600"), "/paddock-bench/idle-" + i);
+            runDetached("paddock-bench-idle-" + i, b);
+        }
+    }
+
+    public void runcIdleRemove(int n) throws InterruptedException, IOException {
+        for (int i = 0; i < n; i++) {
+            delete("paddock-bench-idle-" + i);
+            Cgroups.detect().killAndRemove("/paddock-bench/idle-" + i);
+        }
+    }
+
+    /** n idle bubblewrap sandboxes (sleep); {@link #bwrapIdleRemove} kills them. */
+    public void bwrapIdle(int n) throws IOException {
+        for (int i = 0; i < n; i++) {
+            List<String> argv = new ArrayList<>(BWRAP);
+            argv.addAll(List.of("/bin/sleep", "3600"));
+            idle.add(new ProcessBuilder(argv).redirectInput(new File("/dev/null")).redirectOutput(new File("/dev/null"))
+                    .redirectError(new File("/dev/null")).start());
+        }
+    }
+
+    public void bwrapIdleRemove() throws InterruptedException {
+        for (Process p : idle) {
+            p.destroyForcibly();
+        }
+        for (Process p : idle) {
+            p.waitFor();
+        }
+        idle.clear();
     }
 
     private static long timeToFirstByte(ProcessBuilder pb) throws IOException, InterruptedException {
@@ -93,41 +222,51 @@ public final class Peers implements AutoCloseable {
         long first;
         try (InputStream in = p.getInputStream()) {
             if (in.read() < 0) {
-                throw new IOException("no output from " + pb.command());
+                p.waitFor();
+                throw new IOException("no output from " + String.join(" ", pb.command()) + " (exit " + p.exitValue() + ")");
             }
             first = System.nanoTime() - t0;
             in.readAllBytes();
         }
         if (p.waitFor() != 0) {
-            throw new IOException(pb.command() + " exited with " + p.exitValue());
+            throw new IOException(pb.command().get(0) + " exited with " + p.exitValue());
         }
         return first;
     }
 
-    public String runcVersion() throws IOException {
-        Process p = new ProcessBuilder(runc.toString(), "--version").start();
-        return new String(p.getInputStream().readAllBytes()).lines().findFirst().orElse("?");
+    public String runcVersion() {
+        return Host.version(runc.toString());
+    }
+
+    public String runscVersion() {
+        return runsc == null ? "unavailable: runsc is not installed" : Host.version(runsc.toString(), "--version");
+    }
+
+    private void delete(String id) throws IOException, InterruptedException {
+        new ProcessBuilder(runc.toString(), "--root", root.resolve("runc").toString(), "delete", "-f", id)
+                .redirectOutput(new File("/dev/null")).redirectError(new File("/dev/null")).start().waitFor();
+        containers.remove(id);
     }
 
     @Override
     public void close() throws IOException, InterruptedException {
-        List<String> ids = new ArrayList<>();
-        for (int i = 0; i < counter; i++) {
-            ids.add("paddock-bench-" + i);
+        bwrapIdleRemove();
+        for (String id : List.copyOf(containers)) {
+            delete(id);
         }
-        ids.add("paddock-bench-exec");
-        for (String id : ids) {
-            new ProcessBuilder(runc.toString(), "--root", root.resolve("runc").toString(), "delete", "-f", id)
-                    .redirectOutput(new File("/dev/null")).redirectError(new File("/dev/null")).start().waitFor();
-        }
-        Cgroups.detect().killAndRemove("/paddock-bench/exec");
-        for (Path dir : Cgroups.detect().dirs("/paddock-bench")) {
-            Files.deleteIfExists(dir);
-        }
-        try (var walk = Files.walk(root)) {
-            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
+        if (runsc != null) {
+            for (String id : List.copyOf(runscContainers)) {
+                Host.run(Duration.ofSeconds(30), runsc.toString(), "--root", root.resolve("runsc").toString(), "delete",
+                        "--force", id);
             }
         }
+        Cgroups cg = Cgroups.detect();
+        for (String path : cgroups) {
+            cg.killAndRemove(path);
+        }
+        for (Path dir : cg.dirs("/paddock-bench")) {
+            Files.deleteIfExists(dir);
+        }
+        Host.deleteTree(root);
     }
 }

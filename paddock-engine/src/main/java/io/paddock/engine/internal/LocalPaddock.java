@@ -44,6 +44,11 @@ public final class LocalPaddock implements Paddock {
         return manager.describeRuntime();
     }
 
+    /** The warm pools' counters: hits, misses, idle, refill latency ({@link io.paddock.PoolConfig}). */
+    public List<PoolStats> poolStats() {
+        return manager.poolStats();
+    }
+
     @Override
     public void close() {
         manager.close();

@@ -207,13 +207,40 @@ final class ManagedSandbox implements Sandbox {
 
     private SandboxInfo infoLocked() {
         return new SandboxInfo(id, spec.name(), spec.labels(), state, Optional.ofNullable(stopReason), createdAt,
-                expiresAt, spec.image(), manager.runtimeName(), Optional.ofNullable(entrypointExit));
+                expiresAt, spec.image(), manager.runtimeName(spec), Optional.ofNullable(entrypointExit));
     }
 
     @Override
     public ExecResult exec(ExecRequest request) {
         InitClient c = client();
-        return c.run(manager.spawnRequest(this, request, false), request.stdin().orElse(null));
+        try {
+            return c.run(manager.spawnRequest(this, request, false), request.stdin().orElse(null));
+        } catch (SandboxException e) {
+            throw lostToOom(c, e);
+        }
+    }
+
+    /**
+     * An exec that failed because the whole sandbox died of OOM (the runsc tier: the host's OOM killer
+     * kills the Sentry) says so, instead of "the init closed its channel".
+     */
+    private SandboxException lostToOom(InitClient c, SandboxException e) {
+        RuntimeSandbox rt = runtimeSandbox;
+        if (c.isOpen() || rt == null) {
+            return e;
+        }
+        // The engine classifies the stop from the cgroup's OOM counter before destroy removes the cgroup.
+        boolean oom = rt.oomKills() > 0;
+        if (!oom) {
+            awaitStop(Duration.ofSeconds(5));
+            oom = stopReason() == StopReason.OOM;
+        }
+        if (!oom) {
+            return e;
+        }
+        return new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "sandbox " + id + " ran out of memory (limit "
+                + spec.memory() + ") and was stopped: on the " + manager.runtimeName(spec)
+                + " tier an out-of-memory kill stops the whole sandbox", e);
     }
 
     @Override

@@ -22,7 +22,6 @@ import io.paddock.runtime.SandboxRuntime;
 import io.paddock.runtime.StartRequest;
 import io.paddock.runtime.internal.host.HostFacts;
 import io.paddock.runtime.internal.oci.OciSpecBuilder;
-import io.paddock.runtime.internal.runc.RuncRuntime;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.channels.Channels;
@@ -58,9 +57,11 @@ final class SandboxManager implements AutoCloseable {
     static final Duration STOPPED_RETENTION = Duration.ofMinutes(10);
     static final int RLIMIT_CORE = 4;
     static final int RLIMIT_NOFILE = 7;
+    static final int RLIMIT_NPROC = 6;
 
     private final LocalOptions options;
-    private final SandboxRuntime runtime;
+    /** The isolation tiers of this host; each sandbox goes to the one that started it (its spec's runtime). */
+    private final Runtimes runtimes;
     private final EngineIdentity identity;
     /** Whether sandboxes outlive this engine (the daemon) or die with it (embedded). */
     private final boolean persistent;
@@ -73,12 +74,13 @@ final class SandboxManager implements AutoCloseable {
     private final ScheduledExecutorService timers;
     private final ExecutorService stopper;
     private final Thread shutdownHook;
+    private final WarmPool pool;
     private volatile boolean closed;
 
     SandboxManager(LocalOptions options) {
         this.options = options;
         Path initBinary = InitBinary.load().extractTo(options.stateDir().resolve("bin"));
-        this.runtime = RuncRuntime.open(options.stateDir(), initBinary);
+        this.runtimes = Runtimes.detect(options, initBinary);
         this.persistent = options.dataDir().isPresent();
         this.store = persistent ? SqliteSandboxStore.open(options.dataDir().get()) : SandboxStore.NONE;
         this.identity = persistent ? EngineIdentity.persistent(options.dataDir().get()) : EngineIdentity.create();
@@ -89,33 +91,50 @@ final class SandboxManager implements AutoCloseable {
         if (persistent) {
             restore();
         }
+        this.pool = new WarmPool(options.warmPools(), runtimes.defaultName(), new WarmStarter(runtimes, identity.token(),
+                !persistent), () -> sandboxes.values().stream().filter(s -> s.currentState().isLive()).count(), options.maxSandboxes());
         // An embedded engine takes its sandboxes with it when its JVM exits; a daemon leaves them running
         // for the next daemon to adopt.
         this.shutdownHook = new Thread(persistent ? this::detachOnExit : this::destroyAllQuietly, "paddock-shutdown");
         Runtime.getRuntime().addShutdownHook(shutdownHook);
     }
 
-    String runtimeName() {
-        return runtime.name();
+    /** The tier a sandbox with this spec runs on (created specs always name it; rows from before tiers are runc's). */
+    String runtimeName(SandboxSpec spec) {
+        return spec.runtime().orElse("runc");
+    }
+
+    /** The warm pools' counters (hits, misses, refill latency). */
+    List<PoolStats> poolStats() {
+        return pool.stats();
     }
 
     String describeRuntime() {
-        return runtime.describe();
+        return runtimes.summary();
+    }
+
+    private SandboxRuntime runtimeOf(SandboxSpec spec) {
+        return runtimes.require(runtimeName(spec));
     }
 
     // ---- create ----
 
-    ManagedSandbox create(SandboxSpec spec) {
+    ManagedSandbox create(SandboxSpec requested) {
         checkOpen();
+        // The spec is recorded with its tier resolved, so that destroy, restart and records go to that tier.
+        SandboxSpec spec = requested.runtime().isPresent() ? requested
+                : requested.toBuilder().runtime(runtimes.defaultName()).build();
+        SandboxRuntime runtime = runtimes.require(spec.runtime().get());
         validateForHost(spec);
         long live = sandboxes.values().stream().filter(s -> s.currentState().isLive()).count();
-        if (live >= options.maxSandboxes()) {
+        WarmPool.Warm warm = pool.claim(spec);
+        if (warm == null && live + pool.held() >= options.maxSandboxes() && !pool.evictOne()) {
             throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "this engine already runs " + live
                     + " sandboxes, its maximum (" + options.maxSandboxes() + "); destroy some first");
         }
-        SandboxId id = Ids.newSandboxId();
+        SandboxId id = warm != null ? warm.id() : Ids.newSandboxId();
         ManagedSandbox sb = new ManagedSandbox(this, id, spec, Instant.now());
-        reserveName(spec, id);
+        pool.unclaimOnFailure(warm, () -> reserveName(spec, id));
         sandboxes.put(id, sb);
         RuntimeSandbox rt = null;
         boolean recorded = false;
@@ -127,9 +146,9 @@ final class SandboxManager implements AutoCloseable {
             recorded = true;
             byte[] nonce = Ids.nonce();
             Failpoints.hit("create.before-runtime-start");
-            rt = runtime.start(new StartRequest(id, spec, identity.token(), hello(nonce)));
+            rt = warm != null ? warm.runtime() : runtime.start(new StartRequest(id, spec, identity.token(), hello(nonce)));
             Failpoints.hit("create.after-runtime-start");
-            InitClient client = InitClient.attach(rt.fromInit(), rt.toInit(), nonce, ATTACH_TIMEOUT, id.value());
+            InitClient client = warm != null ? warm.client() : InitClient.attach(rt.fromInit(), rt.toInit(), nonce, ATTACH_TIMEOUT, id.value());
             long deadline = System.nanoTime() + spec.timeout().toNanos();
             client.setDeadline(deadline + INIT_DEADLINE_GRACE.toNanos());
             store.updateState(id, SandboxState.RUNNING, null);
@@ -257,7 +276,8 @@ final class SandboxManager implements AutoCloseable {
             }
             return status;
         };
-        return SpawnRequest.builder(request.argv())
+        long nproc = runtimeOf(spec).tenantProcessLimit(spec);
+        SpawnRequest.Builder b = SpawnRequest.builder(request.argv())
                 .env(ExecEnvironment.build(spec, request))
                 .cwd(request.cwd().orElse(spec.workdir()))
                 .user(OciSpecBuilder.SANDBOX_UID, OciSpecBuilder.SANDBOX_GID)
@@ -268,8 +288,11 @@ final class SandboxManager implements AutoCloseable {
                 .entrypoint(entrypoint)
                 .rlimit(RLIMIT_NOFILE, spec.openFiles(), spec.openFiles())
                 .rlimit(RLIMIT_CORE, 0, 0)
-                .classifier(classifier)
-                .build();
+                .classifier(classifier);
+        if (nproc > 0) {
+            b.rlimit(RLIMIT_NPROC, nproc, nproc);
+        }
+        return b.build();
     }
 
     // ---- lookup ----
@@ -365,7 +388,7 @@ final class SandboxManager implements AutoCloseable {
 
     private void destroyRuntime(ManagedSandbox sb, int attempt) {
         try {
-            runtime.destroy(sb.id());
+            runtimeOf(sb.spec()).destroy(sb.id());
         } catch (RuntimeException e) {
             // Never drop the only handle on a sandbox that may still hold host resources: keep it STOPPING
             // and retry with backoff; the reconciler is the last resort after a crash.
@@ -423,6 +446,12 @@ final class SandboxManager implements AutoCloseable {
 
     /** Removes sandboxes on the host whose owning engine no longer runs (after a crash or kill -9). */
     private void reconcile() {
+        for (SandboxRuntime runtime : runtimes.all()) {
+            reconcile(runtime);
+        }
+    }
+
+    private void reconcile(SandboxRuntime runtime) {
         for (RuntimeRecord rec : runtime.records()) {
             if (rec.owner().equals(identity.token()) || EngineIdentity.isAlive(rec.owner())) {
                 continue;
@@ -453,7 +482,7 @@ final class SandboxManager implements AutoCloseable {
                             row.owner(), SandboxState.STOPPED, Optional.of(row.stopReason().orElse(StopReason.FAILED)),
                             row.createdAt(), row.expiresAt(), row.entrypointChannel(), row.entrypointExit()));
                     try {
-                        runtime.destroy(row.id());
+                        runtimeOf(row.spec()).destroy(row.id());
                         store.updateState(row.id(), SandboxState.STOPPED, sb.stopReason());
                         LOG.log(System.Logger.Level.INFO, "finished cleaning up " + row.id() + " (was " + row.state() + ")");
                     } catch (RuntimeException e) {
@@ -464,6 +493,12 @@ final class SandboxManager implements AutoCloseable {
                 case STOPPED -> keepStopped(ManagedSandbox.restoredStopped(this, row));
             }
         }
+        for (SandboxRuntime runtime : runtimes.all()) {
+            removeUnrecorded(runtime, known);
+        }
+    }
+
+    private void removeUnrecorded(SandboxRuntime runtime, java.util.Set<SandboxId> known) {
         for (RuntimeRecord rec : runtime.records()) {
             if (rec.owner().equals(identity.token()) && !known.contains(rec.id())) {
                 try {
@@ -492,7 +527,7 @@ final class SandboxManager implements AutoCloseable {
         sandboxes.put(row.id(), sb);
         try {
             byte[] nonce = Ids.nonce();
-            RuntimeSandbox rt = runtime.reattach(row.id(), hello(nonce));
+            RuntimeSandbox rt = runtimeOf(row.spec()).reattach(row.id(), hello(nonce));
             InitClient client;
             try {
                 client = InitClient.attach(rt.fromInit(), rt.toInit(), nonce, ATTACH_TIMEOUT, row.id().value());
@@ -526,6 +561,7 @@ final class SandboxManager implements AutoCloseable {
 
     /** Lets go of every sandbox without destroying it: they keep running for the next engine to adopt. */
     private void detachAll() {
+        pool.close();
         for (ManagedSandbox sb : List.copyOf(sandboxes.values())) {
             InitClient client = sb.clientOrNull();
             if (client != null) {
@@ -545,6 +581,7 @@ final class SandboxManager implements AutoCloseable {
     }
 
     private void destroyAllQuietly() {
+        pool.close();
         List<CompletableFuture<Void>> all = new ArrayList<>();
         for (ManagedSandbox sb : List.copyOf(sandboxes.values())) {
             if (sb.currentState() != SandboxState.STOPPED) {

@@ -33,7 +33,8 @@ public final class EngineProcess implements AutoCloseable {
     /**
      * Starts a child engine on {@code dataDir} creating one sandbox per plan entry ({@code plain},
      * {@code named:NAME}, {@code entrypoint} (prints a tick five times a second), {@code short}: a 6-second
-     * lifetime), or destroying one ({@code destroy:ID}). With a failpoint, the child dies when it reaches it.
+     * lifetime), or destroying one ({@code destroy:ID}); {@code pool:N} gives the child a warm pool of N
+     * sandboxes of the plans' shape, filled before the first plan (so plain creates are pool hits). With a failpoint, the child dies when it reaches it.
      */
     public static EngineProcess start(Path dataDir, String failpoint, String... plan) throws IOException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -88,11 +89,29 @@ public final class EngineProcess implements AutoCloseable {
 
     public static void main(String[] args) throws Exception {
         Path dataDir = Path.of(args[0]);
-        Paddock paddock = Paddock.local(LocalOptions.builder().dataDir(dataDir).build());
+        LocalOptions.Builder options = LocalOptions.builder().dataDir(dataDir);
+        int pooled = 0;
+        for (int i = 1; i < args.length; i++) {
+            if (args[i].startsWith("pool:")) {
+                // a warm pool of the plans' shape, filled before anything else happens
+                pooled = Integer.parseInt(args[i].substring(5));
+                options.warmPool(io.paddock.PoolConfig.builder().size(pooled).shape(SandboxSpec.builder()
+                        .memory(ByteSize.mib(128)).pids(64).disk(ByteSize.mib(64)).build()).build());
+            }
+        }
+        Paddock paddock = Paddock.local(options.build());
+        long until = System.nanoTime() + 60_000_000_000L;
+        while (pooled > 0 && ((io.paddock.engine.internal.LocalPaddock) paddock).poolStats().get(0).idle() < pooled
+                && System.nanoTime() < until) {
+            Thread.sleep(20);
+        }
         SandboxSpec.Builder base = SandboxSpec.builder().memory(ByteSize.mib(128)).pids(64).disk(ByteSize.mib(64))
                 .timeout(Duration.ofMinutes(3));
         for (int i = 1; i < args.length; i++) {
             String plan = args[i];
+            if (plan.startsWith("pool:")) {
+                continue;
+            }
             if (plan.startsWith("destroy:")) {
                 paddock.get(plan.substring(8)).destroy();
                 continue;

@@ -106,6 +106,23 @@ public final class ApiHandler extends Handler.Abstract {
                 o.put("version", version);
                 o.put("api", apiVersion);
                 o.put("runtime", runtime.get());
+                if (paddock instanceof io.paddock.engine.internal.LocalPaddock local) {
+                    ArrayNode pools = o.putArray("pools");
+                    for (io.paddock.engine.internal.PoolStats s : local.poolStats()) {
+                        ObjectNode n = pools.addObject();
+                        n.put("shape", s.shape());
+                        n.put("size", s.size());
+                        n.put("idle", s.idle());
+                        n.put("creating", s.creating());
+                        n.put("hits", s.hits());
+                        n.put("misses", s.misses());
+                        n.put("created", s.created());
+                        n.put("expired", s.expired());
+                        n.put("failures", s.failures());
+                        n.put("refillP50Ms", s.refillP50Ms());
+                        n.put("refillP99Ms", s.refillP99Ms());
+                    }
+                }
                 json(response, callback, 200, o);
             }
             case OPENAPI -> {

@@ -1,4 +1,4 @@
-package io.paddock.runtime.internal.runc;
+package io.paddock.runtime.internal.bundle;
 
 import io.paddock.ErrorCode;
 import io.paddock.SandboxException;

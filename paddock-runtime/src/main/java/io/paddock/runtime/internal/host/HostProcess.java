@@ -30,6 +30,28 @@ public final class HostProcess {
     private HostProcess() {
     }
 
+    /**
+     * Finds a host binary: {@code $envVar} when set (it must be executable), else {@code name} on the usual
+     * system paths; otherwise FAILED_PRECONDITION with {@code notInstalled} (which says how to install it).
+     */
+    public static Path locate(String name, String envVar, String notInstalled) {
+        String override = System.getenv(envVar);
+        if (override != null && !override.isBlank()) {
+            Path p = Path.of(override);
+            if (java.nio.file.Files.isExecutable(p)) {
+                return p;
+            }
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, envVar + "=" + override + " is not an executable file");
+        }
+        for (String dir : List.of("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")) {
+            Path p = Path.of(dir, name);
+            if (java.nio.file.Files.isExecutable(p)) {
+                return p;
+            }
+        }
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, notInstalled);
+    }
+
     /** Runs argv to completion with stdin closed, capturing stdout and stderr together. */
     public static Result run(List<String> argv, Duration timeout) {
         ProcessBuilder pb = builder(argv).redirectErrorStream(true).redirectInput(ProcessBuilder.Redirect.from(devNull()));

@@ -22,21 +22,7 @@ public final class Runc {
 
     /** Finds runc on the usual paths, or says how to install it. */
     public static Path locate() {
-        String override = System.getenv("PADDOCK_RUNC");
-        if (override != null && !override.isBlank()) {
-            Path p = Path.of(override);
-            if (Files.isExecutable(p)) {
-                return p;
-            }
-            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "PADDOCK_RUNC=" + override + " is not an executable file");
-        }
-        for (String dir : List.of("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")) {
-            Path p = Path.of(dir, "runc");
-            if (Files.isExecutable(p)) {
-                return p;
-            }
-        }
-        throw new SandboxException(ErrorCode.FAILED_PRECONDITION,
+        return HostProcess.locate("runc", "PADDOCK_RUNC",
                 "runc is not installed. Install it with: apt-get install -y runc   (Debian/Ubuntu; as root)");
     }
 
@@ -78,7 +64,7 @@ public final class Runc {
         return Files.isDirectory(stateRoot.resolve(id));
     }
 
-    private static String lastLines(Path log) {
+    static String lastLines(Path log) {
         try {
             List<String> lines = Files.readAllLines(log);
             String tail = String.join("\n", lines.subList(Math.max(0, lines.size() - 5), lines.size()));

@@ -72,16 +72,25 @@ public final class HostImage {
      * temporary directory and renamed into place.
      */
     public static HostImage prepare(Path imagesDir, Path initBinary, Path hostRoot) {
+        return prepare(imagesDir, initBinary, hostRoot, null);
+    }
+
+    /**
+     * As {@link #prepare(Path, Path, Path)}, with a library every dynamically linked program in the sandbox
+     * preloads ({@code /.paddock/<name>}, listed in {@code /etc/ld.so.preload}); {@code null} for none. The
+     * runsc tier uses it for {@link GvisorCompat}; the runc tier preloads nothing.
+     */
+    public static HostImage prepare(Path imagesDir, Path initBinary, Path hostRoot, Path preloadLibrary) {
         try {
             Files.createDirectories(imagesDir);
             List<Path> etcFiles = etcEntries(hostRoot.resolve("etc"));
-            String key = key(initBinary, hostRoot.resolve("etc"), etcFiles);
+            String key = key(initBinary, hostRoot.resolve("etc"), etcFiles, preloadLibrary);
             Path root = imagesDir.resolve("host-" + key);
             List<Mount> mounts = mounts(hostRoot);
             if (!Files.isDirectory(root)) {
                 Path tmp = Files.createTempDirectory(imagesDir, ".host-build-");
                 try {
-                    build(tmp, initBinary, hostRoot, etcFiles);
+                    build(tmp, initBinary, hostRoot, etcFiles, preloadLibrary);
                     try {
                         Files.move(tmp, root, StandardCopyOption.ATOMIC_MOVE);
                     } catch (FileAlreadyExistsException | AtomicMoveNotSupportedException | java.nio.file.DirectoryNotEmptyException e) {
@@ -113,7 +122,8 @@ public final class HostImage {
         return new Mount(path, "bind", path, List.of("rbind", "ro", "nosuid", "nodev"));
     }
 
-    private static void build(Path dir, Path initBinary, Path hostRoot, List<Path> etcFiles) throws IOException {
+    private static void build(Path dir, Path initBinary, Path hostRoot, List<Path> etcFiles, Path preloadLibrary)
+            throws IOException {
         Path hostEtc = hostRoot.resolve("etc");
         chmod(dir, "rwxr-xr-x");
         for (String d : List.of("usr", "proc", "sys", "dev", "etc", "root", "var", "run", "opt", "home", "mnt")) {
@@ -179,6 +189,12 @@ public final class HostImage {
                 protocols: files
                 services: files
                 """);
+        if (preloadLibrary != null) {
+            Path lib = dir.resolve(".paddock").resolve(preloadLibrary.getFileName().toString());
+            Files.copy(preloadLibrary, lib);
+            chmod(lib, "r-xr-xr-x");
+            write(etc, "ld.so.preload", "/.paddock/" + lib.getFileName() + "\n");
+        }
         chmod(etc, "rwxr-xr-x");
     }
 
@@ -240,11 +256,15 @@ public final class HostImage {
         return Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS);
     }
 
-    private static String key(Path initBinary, Path hostEtc, List<Path> etcFiles) throws IOException {
+    private static String key(Path initBinary, Path hostEtc, List<Path> etcFiles, Path preloadLibrary) throws IOException {
         try {
             MessageDigest md = MessageDigest.getInstance("SHA-256");
             md.update(("format " + FORMAT + "\n").getBytes(StandardCharsets.UTF_8));
             md.update(Files.readAllBytes(initBinary));
+            if (preloadLibrary != null) {
+                md.update(("preload " + preloadLibrary.getFileName() + "\n").getBytes(StandardCharsets.UTF_8));
+                md.update(Files.readAllBytes(preloadLibrary));
+            }
             for (Path rel : etcFiles) {
                 Path p = hostEtc.resolve(rel);
                 String line = rel + " " + (Files.isSymbolicLink(p) ? "-> " + Files.readSymbolicLink(p)

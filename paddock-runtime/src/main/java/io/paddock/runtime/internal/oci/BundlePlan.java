@@ -15,15 +15,29 @@ import java.util.Objects;
  * @param uidBase       first host uid (and gid) of the sandbox's 65536-id range
  * @param cgroupsPath   the sandbox's cgroup path, for example {@code /paddock/sb-…}
  * @param host          facts about the host
+ * @param hostPids      the sandbox cgroup's {@code pids.max}: the spec's {@code pids} on runc, where every
+ *                      tenant task is a host task; more on runsc, where the Sentry's and gofer's threads and
+ *                      the platform's stubs count too (and the tenant limit is enforced inside the Sentry)
+ * @param seccomp       who applies the seccomp filter (the host kernel, or gVisor's Sentry)
  */
 public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMounts, long uidBase, String cgroupsPath,
-                         HostFacts host) {
+                         HostFacts host, long hostPids, SeccompProfile.Dialect seccomp) {
     public BundlePlan {
         Objects.requireNonNull(spec, "spec");
         Objects.requireNonNull(rootfs, "rootfs");
         imageMounts = List.copyOf(imageMounts);
         Objects.requireNonNull(cgroupsPath, "cgroupsPath");
         Objects.requireNonNull(host, "host");
+        Objects.requireNonNull(seccomp, "seccomp");
+        if (hostPids < spec.pids()) {
+            throw new IllegalArgumentException("hostPids " + hostPids + " is below the spec's pids " + spec.pids());
+        }
+    }
+
+    /** The runc tier's plan: the spec's pids limit, the filter applied by the host kernel. */
+    public BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMounts, long uidBase, String cgroupsPath,
+                      HostFacts host) {
+        this(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, spec.pids(), SeccompProfile.Dialect.KERNEL);
     }
 
     /**

@@ -71,7 +71,7 @@ public final class OciSpecBuilder {
                 List.of(new DeviceRule(false, "rwm")),
                 new Memory(memory, plan.host().swapAccounting() ? memory : null),
                 new Cpu(Math.max(1000, Math.round(spec.cpus() * 100_000)), 100_000L),
-                new Pids(spec.pids()));
+                new Pids(plan.hostPids()));
 
         Linux linux = new Linux(
                 List.of(new IdMapping(0, plan.uidBase(), ID_RANGE)),
@@ -80,7 +80,7 @@ public final class OciSpecBuilder {
                 plan.cgroupsPath(),
                 List.of(new Namespace("pid"), new Namespace("network"), new Namespace("ipc"), new Namespace("uts"),
                         new Namespace("mount"), new Namespace("user"), new Namespace("cgroup")),
-                SeccompProfile.forArch(plan.host().arch()),
+                SeccompProfile.forArch(plan.host().arch(), plan.seccomp()),
                 MASKED_PATHS,
                 READONLY_PATHS);
 

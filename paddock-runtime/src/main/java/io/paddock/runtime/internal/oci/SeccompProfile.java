@@ -45,7 +45,7 @@ public final class SeccompProfile {
             "io_setup", "io_submit", "ioprio_get", "ioprio_set", "kill", "landlock_add_rule",
             "landlock_create_ruleset", "landlock_restrict_self", "lchown", "lgetxattr", "link", "linkat",
             "listen", "listxattr", "llistxattr", "lremovexattr", "lseek", "lsetxattr", "lstat", "madvise",
-            "membarrier", "memfd_create", "mincore", "mkdir", "mkdirat", "mknod", "mknodat", "mlock", "mlock2",
+            "membarrier", "memfd_create", "mincore", "mkdir", "mkdirat", "mlock", "mlock2",
             "mlockall", "mmap", "mprotect", "mq_getsetattr", "mq_notify", "mq_open", "mq_timedreceive",
             "mq_timedsend", "mq_unlink", "mremap", "msgctl", "msgget", "msgrcv", "msgsnd", "msync", "munlock",
             "munlockall", "munmap", "nanosleep", "newfstatat", "open", "openat", "openat2", "pause",
@@ -131,7 +131,28 @@ public final class SeccompProfile {
     }
 
     /** The profile for the host's architecture ({@code amd64} or {@code aarch64}). */
+    /** File types mknod may create: regular files, FIFOs and sockets, never device nodes. */
+    static final long S_IFMT = 0170000;
+    static final List<Long> MKNOD_TYPES = List.of(0L, 0100000L, 0010000L, 0140000L);
+
+    /** How the filter will be applied; see {@link #forArch(String, Dialect)}. */
+    public enum Dialect {
+        /** By the host kernel through runc: every action and errno as written. */
+        KERNEL,
+        /**
+         * By gVisor's Sentry ({@code runsc --oci-seccomp}, 2022-12 build), which answers every
+         * {@code SCMP_ACT_ERRNO} rule and the default action with EPERM, whatever errno the spec names. A
+         * rule that exists only to say ENOSYS (clone3, so that libc falls back to clone) would then break
+         * thread creation, so it is left out: the Sentry itself answers clone3 with ENOSYS.
+         */
+        GVISOR
+    }
+
     public static Seccomp forArch(String osArch) {
+        return forArch(osArch, Dialect.KERNEL);
+    }
+
+    public static Seccomp forArch(String osArch, Dialect dialect) {
         String arch = switch (osArch) {
             case "amd64", "x86_64" -> "SCMP_ARCH_X86_64";
             case "aarch64", "arm64" -> "SCMP_ARCH_AARCH64";
@@ -144,7 +165,21 @@ public final class SeccompProfile {
         // answers ENOSYS and libc falls back to clone.
         rules.add(new SyscallRule(List.of("clone"), "SCMP_ACT_ALLOW", null,
                 List.of(new SyscallArg(0, CLONE_NAMESPACE_FLAGS, 0, "SCMP_CMP_MASKED_EQ"))));
-        rules.add(new SyscallRule(List.of("clone3"), "SCMP_ACT_ERRNO", ENOSYS, null));
+        if (dialect == Dialect.KERNEL) {
+            rules.add(new SyscallRule(List.of("clone3"), "SCMP_ACT_ERRNO", ENOSYS, null));
+        } else {
+            // Passed to the Sentry, which does not implement clone3 (2022-12) and answers ENOSYS itself; a
+            // later gVisor that implements it keeps any namespace it creates inside the Sentry.
+            rules.add(new SyscallRule(List.of("clone3"), "SCMP_ACT_ALLOW", null, null));
+        }
+        // mknod makes files, FIFOs and sockets; device nodes are refused here too, not only by the missing
+        // CAP_MKNOD (gVisor 2022-12 lets an unprivileged tenant make them).
+        for (long type : MKNOD_TYPES) {
+            rules.add(new SyscallRule(List.of("mknod"), "SCMP_ACT_ALLOW", null,
+                    List.of(new SyscallArg(1, S_IFMT, type, "SCMP_CMP_MASKED_EQ"))));
+            rules.add(new SyscallRule(List.of("mknodat"), "SCMP_ACT_ALLOW", null,
+                    List.of(new SyscallArg(2, S_IFMT, type, "SCMP_CMP_MASKED_EQ"))));
+        }
         rules.add(new SyscallRule(List.of("socket"), "SCMP_ACT_ALLOW", null,
                 List.of(new SyscallArg(0, AF_VSOCK, 0, "SCMP_CMP_NE"))));
         for (long p : PERSONALITIES) {

@@ -42,6 +42,47 @@ class OciSpecBuilderTest {
         assertThat(actual).isEqualTo(Files.readString(golden, StandardCharsets.UTF_8));
     }
 
+    /**
+     * The runsc tier's config.json for the same spec: it differs only in the cgroup's pids.max (room for
+     * the Sentry's own tasks) and in the filter's gVisor dialect (no ENOSYS-only rules). Pinned like the runc one.
+     */
+    @Test
+    void runscConfigJsonMatchesGolden() throws Exception {
+        SandboxSpec spec = SandboxSpec.builder().memory(ByteSize.mib(256)).cpus(1.5).pids(128).disk(ByteSize.gib(1))
+                .openFiles(2048).timeout(Duration.ofMinutes(5)).env("MODE", "test").secret("TOKEN", "s3cr3t")
+                .label("team", "ml").runtime("runsc").build();
+        BundlePlan runc = plan(spec);
+        BundlePlan runsc = new BundlePlan(spec, runc.rootfs(), runc.imageMounts(), runc.uidBase(), runc.cgroupsPath(),
+                FACTS, 8L * 128 + 512, SeccompProfile.Dialect.GVISOR);
+        String actual = JSON.writeValueAsString(OciSpecBuilder.build(runsc)) + "\n";
+        Path golden = Path.of("src/test/resources/golden/config-runsc.json");
+        if (Boolean.getBoolean("paddock.golden.update")) {
+            Files.writeString(golden, actual, StandardCharsets.UTF_8);
+        }
+        assertThat(actual).isEqualTo(Files.readString(golden, StandardCharsets.UTF_8));
+        OciSpec oci = OciSpecBuilder.build(runsc);
+        assertThat(oci.linux().resources().pids().limit()).isEqualTo(8L * 128 + 512);
+        assertThat(oci.linux().seccomp().syscalls()).filteredOn(r -> r.names().contains("clone3"))
+                .singleElement().satisfies(r -> assertThat(r.action()).isEqualTo("SCMP_ACT_ALLOW"));
+        assertThat(OciSpecBuilder.build(runc).linux().seccomp().syscalls()).anyMatch(r -> r.names().contains("clone3"));
+    }
+
+    @Test
+    void mknodMakesNoDeviceNodes() {
+        for (SeccompProfile.Dialect d : SeccompProfile.Dialect.values()) {
+            OciSpec.Seccomp sc = SeccompProfile.forArch("amd64", d);
+            assertThat(sc.syscalls()).filteredOn(r -> r.names().contains("mknod") || r.names().contains("mknodat"))
+                    .isNotEmpty()
+                    .allSatisfy(r -> {
+                        assertThat(r.args()).singleElement().satisfies(a -> {
+                            assertThat(a.op()).isEqualTo("SCMP_CMP_MASKED_EQ");
+                            assertThat(a.value()).isEqualTo(0170000L);
+                            assertThat(a.valueTwo()).isNotIn(0020000L, 0060000L); // S_IFCHR, S_IFBLK
+                        });
+                    });
+        }
+    }
+
     @Test
     void tenantEnvironmentAndSecretsNeverEnterTheBundle() throws Exception {
         SandboxSpec spec = SandboxSpec.builder().env("VISIBLE", "v").secret("API_KEY", "do-not-leak").build();

@@ -1,0 +1,53 @@
+package io.paddock.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.LinkedHashSet;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The harness's --quick mode end to end on a tiny sample (every figure, every peer), so that it cannot rot.
+ * It checks the report's shape, not the numbers: benchmarks are not unit tests. Needs root and runc.
+ */
+class BenchQuickTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void quickModeRunsEveryFigureAndWritesTheReport() throws Exception {
+        Path json = dir.resolve("bench.json");
+        ByteArrayOutputStream text = new ByteArrayOutputStream();
+        int code = Bench.run(new Bench.Options(true, json, new LinkedHashSet<>(), 0.03, false, dir.resolve("cache")),
+                new PrintStream(text, true, StandardCharsets.UTF_8));
+        String table = text.toString(StandardCharsets.UTF_8);
+        assertThat(code).as(table).isZero();
+        JsonNode root = new ObjectMapper().readTree(json.toFile());
+        for (String key : List.of("kernel", "cpus", "jdk", "gc", "runc", "load_average_start")) {
+            assertThat(root.path("environment").has(key)).as(key).isTrue();
+        }
+        JsonNode figures = root.path("figures");
+        for (String id : List.of("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P10")) {
+            JsonNode f = figures.path(id);
+            assertThat(f.isMissingNode()).as(id + " missing: " + table).isFalse();
+            assertThat(f.has("unavailable")).as(id + ": " + f.path("unavailable").asText()).isFalse();
+            assertThat(f.path("paddock").size()).as(id).isPositive();
+            assertThat(f.path("checks").size()).as(id).isPositive();
+        }
+        assertThat(figures.has("P9")).isTrue();
+        // every peer is measured or says why not; podman's image is not built in a test (--no-build)
+        assertThat(figures.path("P2").path("peers").toString()).contains("runc run one-shot", "bwrap one-shot", "podman");
+        assertThat(figures.path("P3").path("peers").path("native posix_spawn of echo hi -> first byte").path("p50_us").asDouble())
+                .isPositive();
+        assertThat(figures.path("P7").path("checks").path("zero silent loss").asText()).startsWith("met");
+        assertThat(table).contains("P1 ", "P10 ", "ratio");
+    }
+}

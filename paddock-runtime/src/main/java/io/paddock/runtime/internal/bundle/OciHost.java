@@ -1,0 +1,83 @@
+package io.paddock.runtime.internal.bundle;
+
+import io.paddock.ErrorCode;
+import io.paddock.SandboxException;
+import io.paddock.runtime.internal.host.Cgroups;
+import io.paddock.runtime.internal.host.HostFacts;
+import io.paddock.runtime.internal.image.HostImage;
+import io.paddock.runtime.internal.oci.BundlePlan;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+
+/**
+ * What every OCI tier on this host shares: the state directory (bundles, uid leases, images), the cgroup
+ * layout, the host facts the spec depends on, and the host image. Opened once per engine and handed to
+ * each tier, so that runc and runsc sandboxes draw from one pool of uid ranges and one bundle directory.
+ *
+ * <pre>
+ *   &lt;state&gt;/sandboxes/&lt;id&gt;/   bundle: config.json, to-init, from-init, init.log, owner, runtime, slot
+ *   &lt;state&gt;/uids/&lt;slot&gt;       uid-range leases
+ *   &lt;state&gt;/images/host-&lt;hash&gt;/ the shared root directory of the host image
+ *   &lt;state&gt;/runc/, runsc/       each tier's own --root
+ * </pre>
+ */
+public record OciHost(Path stateDir, Path initBinary, Cgroups cgroups, BundlePlan.HostFacts facts, HostImage image,
+                      UidLeases uids) {
+
+    /**
+     * Checks the host (root, cgroups), prepares the state directory and the host image.
+     *
+     * @throws SandboxException FAILED_PRECONDITION with how to fix it, when the host cannot run sandboxes
+     */
+    public static OciHost open(Path stateDir, Path initBinary) {
+        if (!HostFacts.isRoot()) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION,
+                    "the local Paddock engine must run as root: it gives every sandbox its own user namespace and"
+                            + " host uid range, cgroups and mounts. Run as root (sudo), or connect to a Paddock daemon.");
+        }
+        Cgroups cgroups = Cgroups.detect();
+        try {
+            Files.createDirectories(stateDir);
+            Files.setPosixFilePermissions(stateDir, PosixFilePermissions.fromString("rwx--x--x"));
+            for (String d : List.of("sandboxes", "uids")) {
+                privateDir(stateDir.resolve(d));
+            }
+            Files.createDirectories(stateDir.resolve("images"));
+            Files.setPosixFilePermissions(stateDir.resolve("images"), PosixFilePermissions.fromString("rwx--x--x"));
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "cannot create the state directory " + stateDir + ": " + e);
+        }
+        HostImage image = HostImage.prepare(stateDir.resolve("images"), initBinary, Path.of("/"));
+        return new OciHost(stateDir, initBinary, cgroups, HostFacts.probe(cgroups), image,
+                new UidLeases(stateDir.resolve("uids"), UidLeases.DEFAULT_BASE, UidLeases.DEFAULT_SLOTS));
+    }
+
+    /** A tier's own directory under the state directory (its runtime's {@code --root}), root's only. */
+    public Path tierDir(String name) {
+        Path dir = stateDir.resolve(name);
+        try {
+            privateDir(dir);
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "cannot create " + dir + ": " + e);
+        }
+        return dir;
+    }
+
+    /** The host image with a preload library (see {@link HostImage#prepare(Path, Path, Path, Path)}). */
+    public HostImage imageWithPreload(Path library) {
+        return HostImage.prepare(stateDir.resolve("images"), initBinary, Path.of("/"), library);
+    }
+
+    public Path sandboxesDir() {
+        return stateDir.resolve("sandboxes");
+    }
+
+    private static void privateDir(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+    }
+}

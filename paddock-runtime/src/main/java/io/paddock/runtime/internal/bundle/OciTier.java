@@ -1,0 +1,321 @@
+package io.paddock.runtime.internal.bundle;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.paddock.ErrorCode;
+import io.paddock.SandboxException;
+import io.paddock.SandboxId;
+import io.paddock.SandboxSpec;
+import io.paddock.runtime.RuntimeRecord;
+import io.paddock.runtime.RuntimeSandbox;
+import io.paddock.runtime.SandboxRuntime;
+import io.paddock.runtime.StartRequest;
+import io.paddock.runtime.internal.host.Cgroups;
+import io.paddock.runtime.internal.host.Fifos;
+import io.paddock.runtime.internal.image.HostImage;
+import io.paddock.runtime.internal.oci.BundlePlan;
+import io.paddock.runtime.internal.oci.OciSpec;
+import io.paddock.runtime.internal.oci.OciSpecBuilder;
+import io.paddock.runtime.internal.oci.SeccompProfile;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.WritableByteChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * What the OCI tiers (runc, runsc) share: the bundle (staged under a hidden name, then renamed with its
+ * owner and tier recorded, so that no reconciler ever sees an ownerless bundle), the uid-range lease, the
+ * {@code config.json} from {@link OciSpecBuilder}, the FIFO channel to the init, and destroy by cgroup path
+ * when the runtime's own state is gone. A tier supplies only how its binary starts, checks and removes a
+ * sandbox.
+ *
+ * <p>The channel to the init is a pair of FIFOs rather than pipes: the runtime exits right after starting
+ * the sandbox, and the JDK drains and closes a child's pipes when the child exits, so the init's stdio must
+ * not belong to a {@link Process}. FIFOs also let a restarted engine re-open the channel. runc hands them to
+ * the init directly; runsc hands them to the Sentry, which gives them to the init as its stdio.
+ */
+public abstract class OciTier implements SandboxRuntime {
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    private static final String CGROUP_PARENT = "/paddock/";
+    /** Bundles written before tiers were recorded have no {@code runtime} file: they are runc's. */
+    static final String LEGACY_TIER = "runc";
+
+    protected final OciHost host;
+
+    protected OciTier(OciHost host) {
+        this.host = host;
+    }
+
+    public Cgroups cgroups() {
+        return host.cgroups();
+    }
+
+    public static String cgroupsPath(SandboxId id) {
+        return CGROUP_PARENT + id.value();
+    }
+
+    /** Starts the sandbox of a prepared bundle, its init's stdio connected to the FIFOs. */
+    protected abstract void launch(SandboxId id, Path bundle, Path toInit, Path fromInit, Path log);
+
+    /** Whether the tier's runtime still knows this sandbox. */
+    protected abstract boolean hasState(SandboxId id);
+
+    /** Kills the sandbox and removes the runtime's state for it; succeeds if there is none. */
+    protected abstract void removeFromRuntime(SandboxId id);
+
+    /** The image this tier's sandboxes run (the host image, shared by all their sandboxes). */
+    protected HostImage image() {
+        return host.image();
+    }
+
+    /** The sandbox cgroup's {@code pids.max} (see {@link BundlePlan#hostPids()}). */
+    protected long hostPids(SandboxSpec spec) {
+        return spec.pids();
+    }
+
+    /** Who applies the spec's seccomp filter: the host kernel unless the tier says otherwise. */
+    protected SeccompProfile.Dialect seccompDialect() {
+        return SeccompProfile.Dialect.KERNEL;
+    }
+
+    /** The bundle plan: the same for every OCI tier but for {@link #image()}, {@link #hostPids} and the filter's dialect. */
+    private BundlePlan plan(StartRequest request, long uidBase) {
+        return new BundlePlan(request.spec(), image().root().toString(), image().mounts(), uidBase,
+                cgroupsPath(request.id()), host.facts(), hostPids(request.spec()), seccompDialect());
+    }
+
+    @Override
+    public RuntimeSandbox start(StartRequest request) {
+        SandboxId id = request.id();
+        Deque<Runnable> undo = new ArrayDeque<>();
+        Path bundle = bundle(id);
+        FileChannel inRw = null;
+        FileChannel outRw = null;
+        try {
+            // The bundle appears under its final name only with its owner recorded, so that a reconciler in
+            // another engine never sees an ownerless bundle it could take for an orphan.
+            Path staging = host.sandboxesDir().resolve("." + id.value());
+            Files.createDirectory(staging);
+            undo.push(() -> deleteTree(staging));
+            Files.setPosixFilePermissions(staging, PosixFilePermissions.fromString("rwx------"));
+            Files.writeString(staging.resolve("owner"), request.owner(), StandardCharsets.UTF_8);
+            Files.writeString(staging.resolve("runtime"), name(), StandardCharsets.UTF_8);
+            Files.move(staging, bundle, StandardCopyOption.ATOMIC_MOVE);
+            undo.push(() -> deleteTree(bundle));
+            UidLeases uids = host.uids();
+            int slot = uids.acquire(id);
+            undo.push(() -> uids.release(slot, id));
+            Files.writeString(bundle.resolve("slot"), Integer.toString(slot), StandardCharsets.UTF_8);
+
+            OciSpec spec = OciSpecBuilder.build(plan(request, uids.firstId(slot)));
+            Files.write(bundle.resolve("config.json"), JSON.writeValueAsBytes(spec));
+
+            Path toInit = bundle.resolve("to-init");
+            Path fromInit = bundle.resolve("from-init");
+            Fifos.create(toInit, fromInit);
+            // Opening a FIFO read-write never blocks, so both ends exist before the runtime opens them.
+            inRw = new RandomAccessFile(toInit.toFile(), "rw").getChannel();
+            outRw = new RandomAccessFile(fromInit.toFile(), "rw").getChannel();
+            writeFully(inRw, request.preamble());
+
+            undo.push(() -> removeFromRuntime(id));
+            undo.push(() -> host.cgroups().killAndRemove(cgroupsPath(id)));
+            launch(id, bundle, toInit, fromInit, bundle.resolve("init.log"));
+
+            // Now the init holds its ends: switch to one-directional ends so that its death reads as end of
+            // file and writes to a dead init fail instead of filling the pipe.
+            RuntimeSandbox rt = openChannel(id, toInit, fromInit);
+            inRw.close();
+            outRw.close();
+            return rt;
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(inRw);
+            closeQuietly(outRw);
+            List<Throwable> cleanupFailures = new ArrayList<>();
+            while (!undo.isEmpty()) {
+                try {
+                    undo.pop().run();
+                } catch (RuntimeException ce) {
+                    cleanupFailures.add(ce);
+                }
+            }
+            SandboxException ex = e instanceof SandboxException se ? se
+                    : new SandboxException(ErrorCode.INTERNAL, "creating sandbox " + id + " failed: " + e, e);
+            cleanupFailures.forEach(ex::addSuppressed);
+            throw ex;
+        }
+    }
+
+    @Override
+    public RuntimeSandbox reattach(SandboxId id, byte[] preamble) {
+        Path bundle = bundle(id);
+        Path toInit = bundle.resolve("to-init");
+        Path fromInit = bundle.resolve("from-init");
+        if (!hasState(id) || !Files.exists(toInit) || !Files.exists(fromInit)) {
+            throw new SandboxException(ErrorCode.NOT_FOUND, "sandbox " + id + " is not running on this host");
+        }
+        // As in start(): read-write opens never block, whether or not the init is still there.
+        try (FileChannel inRw = new RandomAccessFile(toInit.toFile(), "rw").getChannel();
+             FileChannel outRw = new RandomAccessFile(fromInit.toFile(), "rw").getChannel()) {
+            writeFully(inRw, preamble);
+            return openChannel(id, toInit, fromInit);
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot re-open the channel of sandbox " + id + ": " + e, e);
+        }
+    }
+
+    private RuntimeSandbox openChannel(SandboxId id, Path toInit, Path fromInit) throws IOException {
+        FileChannel in = FileChannel.open(toInit, StandardOpenOption.WRITE);
+        try {
+            return new FifoSandbox(id, in, FileChannel.open(fromInit, StandardOpenOption.READ));
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(in);
+            throw e;
+        }
+    }
+
+    @Override
+    public void destroy(SandboxId id) {
+        Path bundle = bundle(id);
+        removeFromRuntime(id);
+        // If the runtime's state was lost (ATTACKS.md R6) the cgroups may still hold processes: kill by path.
+        host.cgroups().killAndRemove(cgroupsPath(id));
+        Integer slot = readSlot(bundle);
+        deleteTree(bundle);
+        if (slot != null) {
+            host.uids().release(slot, id);
+        } else {
+            host.uids().releaseAll(id);
+        }
+    }
+
+    /** The bundles of this tier, whoever started them. */
+    @Override
+    public List<RuntimeRecord> records() {
+        List<RuntimeRecord> out = new ArrayList<>();
+        try (Stream<Path> dirs = Files.list(host.sandboxesDir())) {
+            for (Path dir : dirs.sorted().toList()) {
+                String dirName = dir.getFileName().toString();
+                if (!SandboxId.isValid(dirName) || !name().equals(tierOf(dir))) {
+                    continue;
+                }
+                out.add(new RuntimeRecord(new SandboxId(dirName), readTrimmed(dir.resolve("owner"))));
+            }
+        } catch (NoSuchFileException e) {
+            return List.of();
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.INTERNAL, "cannot list " + host.sandboxesDir() + ": " + e);
+        }
+        return out;
+    }
+
+    /** The tier a bundle was started on: its {@code runtime} file, or runc for bundles from before tiers. */
+    static String tierOf(Path bundle) {
+        String tier = readTrimmed(bundle.resolve("runtime"));
+        return tier.isEmpty() ? LEGACY_TIER : tier;
+    }
+
+    protected Path bundle(SandboxId id) {
+        return host.sandboxesDir().resolve(id.value());
+    }
+
+    private static String readTrimmed(Path file) {
+        try {
+            return Files.readString(file, StandardCharsets.UTF_8).trim();
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    private static Integer readSlot(Path bundle) {
+        try {
+            return Integer.parseInt(Files.readString(bundle.resolve("slot")).trim());
+        } catch (IOException | NumberFormatException e) {
+            return null;
+        }
+    }
+
+    private static void writeFully(WritableByteChannel ch, byte[] bytes) throws IOException {
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        while (b.hasRemaining()) {
+            ch.write(b);
+        }
+    }
+
+    private static void closeQuietly(FileChannel ch) {
+        if (ch != null) {
+            try {
+                ch.close();
+            } catch (IOException ignored) {
+                // nothing to do
+            }
+        }
+    }
+
+    static void deleteTree(Path dir) {
+        try (Stream<Path> walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (NoSuchFileException e) {
+            // already gone
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.INTERNAL, "cannot remove " + dir + ": " + e);
+        }
+    }
+
+    /** A started sandbox: the engine's ends of the FIFOs, and the OOM counter of its memory cgroup. */
+    private final class FifoSandbox implements RuntimeSandbox {
+        private final SandboxId id;
+        private final FileChannel toInit;
+        private final FileChannel fromInit;
+
+        FifoSandbox(SandboxId id, FileChannel toInit, FileChannel fromInit) {
+            this.id = id;
+            this.toInit = toInit;
+            this.fromInit = fromInit;
+        }
+
+        @Override
+        public SandboxId id() {
+            return id;
+        }
+
+        @Override
+        public ReadableByteChannel fromInit() {
+            return fromInit;
+        }
+
+        @Override
+        public WritableByteChannel toInit() {
+            return toInit;
+        }
+
+        @Override
+        public long oomKills() {
+            return host.cgroups().oomKills(cgroupsPath(id));
+        }
+
+        @Override
+        public void closeChannel() {
+            closeQuietly(toInit);
+            closeQuietly(fromInit);
+        }
+    }
+}

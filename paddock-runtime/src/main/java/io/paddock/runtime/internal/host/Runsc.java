@@ -1,0 +1,181 @@
+package io.paddock.runtime.internal.host;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.paddock.ErrorCode;
+import io.paddock.SandboxException;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * The runsc (gVisor) command line: the only code that runs runsc. Every call passes the same global
+ * flags, so that each command sees the sandbox as it was started:
+ * <ul>
+ *   <li>{@code --root <state>/runsc}: runsc's own state directory, Paddock's alone;</li>
+ *   <li>{@code --network=none}: the sandbox gets only its own loopback (the Sentry's netstack), never
+ *       the host's network;</li>
+ *   <li>{@code --oci-seccomp}: the OCI spec's seccomp allowlist is applied <em>inside</em> the Sentry to
+ *       tenant syscalls (without it runsc ignores the spec's filter: gVisor always filters its own host
+ *       syscalls, which is a different layer);</li>
+ *   <li>no {@code --platform}: the default (ptrace on this build) is used; {@code kvm} hangs on the
+ *       development hosts, so it is never chosen automatically.</li>
+ * </ul>
+ */
+public final class Runsc {
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    public static final String INSTALL_HINT = "Install it with: apt-get install -y runsc   (Debian/Ubuntu; as root)";
+
+    private final Path binary;
+    private final Path stateRoot;
+
+    public Runsc(Path binary, Path stateRoot) {
+        this.binary = binary;
+        this.stateRoot = stateRoot;
+    }
+
+    /** Finds runsc ({@code $PADDOCK_RUNSC} or the usual paths), or says how to install it. */
+    public static Path locate() {
+        return HostProcess.locate("runsc", "PADDOCK_RUNSC", "runsc (gVisor) is not installed. " + INSTALL_HINT);
+    }
+
+    /**
+     * Checks that runsc can run sandboxes here, cheaply (no sandbox is started): the binary answers
+     * {@code --version}, and the ptrace platform it uses by default is not forbidden by Yama.
+     *
+     * @throws SandboxException FAILED_PRECONDITION saying why not and what to do
+     */
+    public void checkUsable() {
+        HostProcess.Result r = HostProcess.run(List.of(binary.toString(), "--version"), Duration.ofSeconds(10));
+        if (!r.ok() || !r.output().startsWith("runsc version")) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, binary + " --version failed (exit " + r.exitCode()
+                    + "): " + r.output() + ". Reinstall it: apt-get install --reinstall -y runsc");
+        }
+        try {
+            String yama = Files.readString(Path.of("/proc/sys/kernel/yama/ptrace_scope")).trim();
+            if (yama.equals("3")) {
+                throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "runsc's ptrace platform cannot run:"
+                        + " kernel.yama.ptrace_scope is 3 (ptrace disabled until reboot)");
+            }
+        } catch (NoSuchFileException e) {
+            // no Yama: nothing forbids ptrace
+        } catch (IOException e) {
+            // unreadable: let the first sandbox tell
+        }
+    }
+
+    public String version() {
+        HostProcess.Result r = HostProcess.run(List.of(binary.toString(), "--version"), Duration.ofSeconds(10));
+        return r.output().lines().findFirst().orElse("runsc (unknown version)");
+    }
+
+    public Path stateRoot() {
+        return stateRoot;
+    }
+
+    private List<String> argv(String... command) {
+        List<String> argv = new ArrayList<>(List.of(binary.toString(), "--root", stateRoot.toString(), "--network=none",
+                "--oci-seccomp"));
+        argv.addAll(List.of(command));
+        return argv;
+    }
+
+    /**
+     * {@code runsc run --detach}: starts the sandbox (Sentry, gofer) detached, the init's stdin and stdout
+     * connected to the given FIFOs (runsc hands them to the Sentry as the container's stdio) and runsc's
+     * own stderr appended to {@code log}.
+     */
+    public void runDetached(String id, Path bundle, Path stdinFifo, Path stdoutFifo, Path log) {
+        int code = HostProcess.runWithFiles(argv("run", "--detach", "--bundle", bundle.toString(), id),
+                stdinFifo, stdoutFifo, log, TIMEOUT);
+        if (code != 0) {
+            throw new SandboxException(ErrorCode.INTERNAL, "runsc could not start the sandbox (exit " + code + "): "
+                    + Runc.lastLines(log));
+        }
+    }
+
+    /** Whether runsc has state for this sandbox. */
+    public boolean hasState(String id) {
+        return !stateFiles(id).isEmpty();
+    }
+
+    /**
+     * Kills the sandbox's host processes recorded in runsc's state (the Sentry and the gofer), checking
+     * that each pid still is that sandbox's process. The engine's primary kill is by cgroup; this covers a
+     * process that is somehow outside it.
+     */
+    public void killRecorded(String id) {
+        for (Path f : stateFiles(id)) {
+            if (!f.getFileName().toString().endsWith(".state")) {
+                continue;
+            }
+            try {
+                JsonNode state = JSON.readTree(Files.readAllBytes(f));
+                List<Long> pids = new ArrayList<>();
+                pids.add(state.path("goferPid").asLong(0));
+                pids.add(state.path("sandbox").path("pid").asLong(0));
+                for (long pid : pids) {
+                    if (pid > 1 && cmdline(pid).contains(id)) {
+                        ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                // unreadable or half-written state: the cgroup kill is the primary path
+            }
+        }
+    }
+
+    /**
+     * Removes runsc's state for this sandbox once its processes are dead. Equivalent to what
+     * {@code runsc delete --force} leaves after it has killed the sandbox, without its wait for the host's
+     * init to reap the Sentry's zombie (about a second on hosts whose PID 1 reaps slowly).
+     */
+    public void removeState(String id) {
+        for (Path f : stateFiles(id)) {
+            try {
+                Files.deleteIfExists(f);
+            } catch (IOException e) {
+                throw new SandboxException(ErrorCode.INTERNAL, "cannot remove runsc state " + f + ": " + e);
+            }
+        }
+    }
+
+    /** {@code runsc delete --force}: the slow, complete path (kill, wait, cgroups, state). */
+    public void deleteForce(String id) {
+        HostProcess.Result r = HostProcess.run(argv("delete", "--force", id), TIMEOUT);
+        if (!r.ok() && !r.output().contains("does not exist") && !r.output().contains("not found")
+                && !r.output().contains("no such")) {
+            throw new SandboxException(ErrorCode.INTERNAL, "runsc delete " + id + " failed: " + r.output());
+        }
+    }
+
+    /** runsc's files for this sandbox: {@code <id>_sandbox:<id>.state} and {@code .lock}, named by the id. */
+    List<Path> stateFiles(String id) {
+        try (Stream<Path> s = Files.list(stateRoot)) {
+            return s.filter(p -> {
+                String n = p.getFileName().toString();
+                return n.equals(id) || n.startsWith(id + "_");
+            }).toList();
+        } catch (NoSuchFileException e) {
+            return List.of();
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.INTERNAL, "cannot list " + stateRoot + ": " + e);
+        }
+    }
+
+    private static String cmdline(long pid) {
+        try {
+            return new String(Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+}

@@ -1,0 +1,131 @@
+package io.paddock.testkit;
+
+/**
+ * What an isolation tier promises where tiers legitimately differ, so that the shared suites assert each
+ * tier's own promise instead of the weakest common one. Every difference is recorded in docs/SECURITY.md.
+ * A daemon reports the tier of the engine behind it.
+ */
+public enum Tier {
+    /** Namespaces, cgroups and a seccomp allowlist on the host kernel. */
+    RUNC("runc", true, false, true, true, true),
+    /** gVisor: tenant code runs on the Sentry, a user-space kernel; the host sees only the Sentry, gofer and stubs. */
+    RUNSC("runsc", false, true, false, false, false);
+
+    private final String runtimeName;
+    private final boolean hostSeesTenantProcesses;
+    private final boolean oomStopsWholeSandbox;
+    private final boolean readOnlyRootSaysErofs;
+    private final boolean symlinkToRootResolves;
+    /** runc: the host kernel's own interfaces; runsc: the Sentry's synthetic ones (see the methods below). */
+    private final boolean hostKernelInterfaces;
+
+    Tier(String runtimeName, boolean hostSeesTenantProcesses, boolean oomStopsWholeSandbox,
+         boolean readOnlyRootSaysErofs, boolean symlinkToRootResolves, boolean hostKernelInterfaces) {
+        this.runtimeName = runtimeName;
+        this.hostSeesTenantProcesses = hostSeesTenantProcesses;
+        this.oomStopsWholeSandbox = oomStopsWholeSandbox;
+        this.readOnlyRootSaysErofs = readOnlyRootSaysErofs;
+        this.symlinkToRootResolves = symlinkToRootResolves;
+        this.hostKernelInterfaces = hostKernelInterfaces;
+    }
+
+    /**
+     * Whether {@code /proc/<pid>/status} has every field of Linux's. gVisor's synthetic one has no
+     * {@code NoNewPrivs} and no {@code CapAmb}; the suites then ask the kernel with {@code prctl} instead.
+     */
+    public boolean procStatusComplete() {
+        return hostKernelInterfaces;
+    }
+
+    /**
+     * Whether tmpfs honours {@code nr_inodes}. gVisor's tmpfs (2022-12) ignores it: an inode flood is
+     * bounded by the sandbox's memory limit (every inode is Sentry memory), not by ENOSPC. A known gap.
+     */
+    public boolean tmpfsInodeLimit() {
+        return hostKernelInterfaces;
+    }
+
+    /**
+     * Whether the init's {@code /proc/1/environ} and {@code /proc/1/fd} listing are closed to tenant
+     * processes (it is non-dumpable). gVisor (2022-12) lists them (the environment is only PATH and HOME;
+     * re-opening an fd is still refused). A known gap.
+     */
+    public boolean procHidesInit() {
+        return hostKernelInterfaces;
+    }
+
+    /**
+     * Whether {@code /dev} has only the standard devices. gVisor adds its own emulated {@code /dev/fuse}
+     * and {@code /dev/net/tun}, openable, but useless without the capabilities to mount or configure a
+     * device (tenants have none, and mount is refused by seccomp). A known gap.
+     */
+    public boolean onlyStandardDevices() {
+        return hostKernelInterfaces;
+    }
+
+    /**
+     * Whether the 32-bit and x32 system call ABIs exist at all. gVisor implements only the native ABI: an
+     * {@code int 0x80} or x32 call fails with EINVAL or ENOSYS before any handler runs.
+     */
+    public boolean foreignSyscallAbis() {
+        return hostKernelInterfaces;
+    }
+
+    /**
+     * Whether lowering a nice value needs CAP_SYS_NICE. gVisor (2022-12) lets an unprivileged task do it;
+     * priorities are the Sentry's own bookkeeping and never reach the host's scheduler (the Sentry's host
+     * threads keep their nice value), so it buys no CPU beyond the cgroup's quota. A known gap.
+     */
+    public boolean niceNeedsCapability() {
+        return hostKernelInterfaces;
+    }
+
+    /** The namespace links {@code /proc/self/ns} shows inside a sandbox. gVisor shows net, pid and user only. */
+    public java.util.List<String> namespaceLinks() {
+        return hostKernelInterfaces ? java.util.List.of("cgroup", "ipc", "mnt", "net", "pid", "user", "uts")
+                : java.util.List.of("net", "pid", "user");
+    }
+
+    /**
+     * Whether a write to the read-only root fails with EROFS even where permissions would refuse it
+     * anyway. gVisor checks permissions first and says EACCES; both tiers mount the root read-only, which
+     * the contract checks in mountinfo.
+     */
+    public boolean readOnlyRootSaysErofs() {
+        return readOnlyRootSaysErofs;
+    }
+
+    /**
+     * Whether a symlink to {@code /} followed by more components ({@code /workspace/root/etc/hostname}
+     * with {@code root -> /}) resolves like Linux. The gVisor build Debian ships (2022-12) resolves it to
+     * {@code /} itself, for every program (its VFS, not Paddock's init): the lookup ends inside the
+     * sandbox, wrongly, with EISDIR.
+     */
+    public boolean symlinkToRootResolves() {
+        return symlinkToRootResolves;
+    }
+
+    /** The runtime name sandboxes on this tier report in {@code SandboxInfo.runtime()}. */
+    public String runtimeName() {
+        return runtimeName;
+    }
+
+    /**
+     * Whether tenant processes are host processes (runc: each is a host task in the sandbox's cgroups,
+     * namespaces and uid range). Under gVisor they exist only inside the Sentry; the host sees the Sentry,
+     * the gofer and the platform's stub processes instead, and the host checks look at those.
+     */
+    public boolean hostSeesTenantProcesses() {
+        return hostSeesTenantProcesses;
+    }
+
+    /**
+     * Whether running out of memory stops the whole sandbox. runc: the kernel's OOM killer kills the
+     * allocating process and the sandbox lives on. runsc: the host's OOM killer kills the Sentry (it holds
+     * all the sandbox's memory; gvisor#2520), so the sandbox stops with {@code StopReason.OOM} and the exec
+     * fails with {@code RESOURCE_EXHAUSTED}. Either way the limit is enforced.
+     */
+    public boolean oomStopsWholeSandbox() {
+        return oomStopsWholeSandbox;
+    }
+}
