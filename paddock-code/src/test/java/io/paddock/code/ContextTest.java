@@ -1,9 +1,11 @@
 package io.paddock.code;
 
+import io.paddock.ByteSize;
 import io.paddock.ErrorCode;
 import io.paddock.ExitStatus;
 import io.paddock.Sandbox;
 import io.paddock.SandboxException;
+import io.paddock.SandboxSpec;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -59,6 +61,23 @@ class ContextTest extends SandboxTestBase {
             assertThat(out.results()).isEmpty();
             CodeResult awaited = a.run("await new Promise(r => setTimeout(() => r(7), 10))");
             assertThat(awaited.success()).as(awaited.stderr()).isTrue();
+        }
+    }
+
+    /** The kernels' pumps (threads, select, pipes, IPC) work under gVisor too, not only under runc. */
+    @Test
+    void contextsWorkOnTheGvisorTier() {
+        try (Sandbox sb = paddock.create(SandboxSpec.builder().runtime("runsc").memory(ByteSize.mib(768))
+                .timeout(Duration.ofMinutes(5)).build());
+             CodeInterpreter ci = CodeInterpreter.of(sb)) {
+            CodeContext py = ci.createContext("python");
+            assertThat(py.run("x = 41\nprint('py')").stdout()).isEqualTo("py\n");
+            CodeResult value = py.run("x + 1");
+            assertThat(value.value().orElseThrow().text()).isEqualTo("42");
+            assertThat(value.duration()).isLessThan(Duration.ofSeconds(2));
+            CodeContext js = ci.createContext("javascript");
+            assertThat(js.run("let y = 6; console.log('js')").stdout()).isEqualTo("js\n");
+            assertThat(js.run("y * 7").value().orElseThrow().text()).isEqualTo("42");
         }
     }
 

@@ -94,6 +94,29 @@ public abstract class SandboxContractTest {
         }
     }
 
+    /**
+     * The seccomp profile allows what ordinary runtimes use, on every tier: {@code select} (glibc issues
+     * pselect6, which gVisor's own syscall table calls "pselect"), poll, epoll and threads.
+     */
+    @Test
+    void everydaySyscallsOfLanguageRuntimesAreAllowed() {
+        try (Sandbox sb = create()) {
+            ExecResult r = sb.exec("python3", "-c", """
+                    import os, select, threading
+                    r, w = os.pipe()
+                    os.write(w, b"x")
+                    got = []
+                    t = threading.Thread(target=lambda: got.append(select.select([r], [], [], 5)[0] == [r]))
+                    t.start(); t.join()
+                    p = select.poll(); p.register(r)
+                    e = select.epoll(); e.register(r)
+                    print(got, len(p.poll(0)), len(e.poll(0)))
+                    """);
+            assertThat(r.stderrText()).isEmpty();
+            assertThat(r.stdoutText()).isEqualTo("[True] 1 1\n");
+        }
+    }
+
     @Test
     void commandNotFoundExitsWith127AndSaysWhy() {
         try (Sandbox sb = create()) {

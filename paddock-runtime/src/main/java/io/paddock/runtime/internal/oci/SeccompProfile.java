@@ -171,6 +171,9 @@ public final class SeccompProfile {
             // Passed to the Sentry, which does not implement clone3 (2022-12) and answers ENOSYS itself; a
             // later gVisor that implements it keeps any namespace it creates inside the Sentry.
             rules.add(new SyscallRule(List.of("clone3"), "SCMP_ACT_ALLOW", null, null));
+            // The Sentry resolves names through its own syscall table, which calls pselect6 "pselect"; an
+            // unknown name is skipped, so without this glibc's select() and Python's select.select fail.
+            rules.add(new SyscallRule(List.of("pselect"), "SCMP_ACT_ALLOW", null, null));
         }
         // mknod makes files, FIFOs and sockets; device nodes are refused here too, not only by the missing
         // CAP_MKNOD (gVisor 2022-12 lets an unprivileged tenant make them).
