@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = VersionProvider.class,
         description = "Run untrusted and AI-generated code in isolated, resource-limited sandboxes.",
-        subcommands = {RunCommand.class, ServeCommand.class, CreateCommand.class, ExecCommand.class, ListCommand.class,
+        subcommands = {RunCommand.class, ServeCommand.class, CreateCommand.class, ExecCommand.class, CodeCommand.class, ListCommand.class,
                 RemoveCommand.class, CopyCommand.class, LogsCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @CommandLine.Spec

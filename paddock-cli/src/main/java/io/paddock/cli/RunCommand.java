@@ -6,16 +6,20 @@ import io.paddock.Paddock;
 import io.paddock.Sandbox;
 import io.paddock.SandboxException;
 import io.paddock.SandboxSpec;
+import io.paddock.code.CodeInterpreter;
+import io.paddock.code.CodeRequest;
+import io.paddock.code.CodeResult;
+import io.paddock.code.Languages;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -30,13 +34,10 @@ import java.util.concurrent.Callable;
                 "  paddock run -- echo hello",
                 "  paddock run --memory 256m --timeout 30s -- python3 -c 'print(6*7)'",
                 "  paddock run --lang python --code 'print(6*7)'",
+                "  paddock run --lang python --artifacts out --code 'import matplotlib.pyplot as plt; plt.plot([1, 3]); plt.show()'",
+                "  paddock run --lang c --code - < main.c",
                 "  echo data | paddock run -i -- wc -c"})
 final class RunCommand implements Callable<Integer> {
-    /** Languages the shorthand knows: the interpreter's argv before the code. */
-    static final Map<String, List<String>> LANGUAGES = Map.of(
-            "python", List.of("python3", "-c"),
-            "javascript", List.of("node", "-e"),
-            "bash", List.of("bash", "-c"));
     /** The sandbox outlives the command's own timeout a little, so the command's timeout is what fires. */
     static final Duration LIFETIME_GRACE = Duration.ofSeconds(30);
 
@@ -55,11 +56,16 @@ final class RunCommand implements Callable<Integer> {
 
     static final class Code {
         @Option(names = "--lang", required = true, paramLabel = "LANGUAGE",
-                description = "Run --code in this language: python, javascript or bash.")
+                description = "Run --code in this language: python, javascript, bash, java, c, cpp, perl, go, ruby, r"
+                        + " (those whose toolchain the image has).")
         String language;
 
-        @Option(names = "--code", required = true, paramLabel = "CODE", description = "The code to run.")
+        @Option(names = "--code", required = true, paramLabel = "CODE", description = "The code to run; - reads it from stdin.")
         String code;
+
+        @Option(names = "--artifacts", paramLabel = "DIR",
+                description = "Save the run's plots (plot-N.png) and the files it wrote under $PADDOCK_ARTIFACTS_DIR here.")
+        String artifacts;
     }
 
     @Parameters(paramLabel = "CMD", description = "The command and its arguments (after --).")
@@ -67,15 +73,19 @@ final class RunCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        List<String> argv = argv();
         Duration limit = SpecOptions.duration("timeout", timeout);
         if (limit.isZero() || limit.isNegative()) {
             throw SandboxException.invalid("timeout", "must be positive, got " + timeout);
         }
         SandboxSpec sandboxSpec = spec.apply(SandboxSpec.builder()).timeout(limit.plus(LIFETIME_GRACE)).build();
-        ExecRequest request = ExecRequest.builder().argv(argv).timeout(limit).outputLimit(ExecRequest.UNLIMITED).build();
-        // stderr belongs to the command: the engine's informational logging would be mixed into it.
-        java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.WARNING);
+        if (code != null) {
+            return runCode(sandboxSpec, limit);
+        }
+        if (command.isEmpty()) {
+            throw SandboxException.invalid("command", "no command given; usage: paddock run [OPTIONS] -- CMD [ARG...]");
+        }
+        ExecRequest request = ExecRequest.builder().argv(command).timeout(limit).outputLimit(ExecRequest.UNLIMITED).build();
+        quietEngineLogging();
         try (Paddock paddock = Paddock.local();
              Sandbox sandbox = paddock.create(sandboxSpec);
              ExecProcess process = sandbox.start(request)) {
@@ -83,24 +93,29 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private List<String> argv() {
-        if (code != null) {
-            if (!command.isEmpty()) {
-                throw SandboxException.invalid("command", "give either --lang/--code or a command after --, not both");
-            }
-            List<String> prefix = LANGUAGES.get(code.language);
-            if (prefix == null) {
-                throw SandboxException.invalid("lang", "unknown language '" + code.language + "'; known: "
-                        + String.join(", ", LANGUAGES.keySet().stream().sorted().toList()));
-            }
-            List<String> argv = new ArrayList<>(prefix);
-            argv.add(code.code);
-            return argv;
+    private int runCode(SandboxSpec sandboxSpec, Duration limit) {
+        if (!command.isEmpty()) {
+            throw SandboxException.invalid("command", "give either --lang/--code or a command after --, not both");
         }
-        if (command.isEmpty()) {
-            throw SandboxException.invalid("command", "no command given; usage: paddock run [OPTIONS] -- CMD [ARG...]");
+        if (interactive) {
+            throw SandboxException.invalid("interactive", "-i forwards stdin to a command; with --lang, use --code - to read the code from stdin");
         }
-        return command;
+        Languages.defaults().get(code.language); // an unknown language fails before a sandbox is made
+        CodeRequest request = CodeRequest.builder().language(code.language).code(CodeOutput.code(code.code, System.in))
+                .timeout(limit).artifactContent(code.artifacts != null).build();
+        Path dir = CodeOutput.artifactsDir(code.artifacts);
+        CodeOutput output = new CodeOutput(System.out, System.err);
+        quietEngineLogging();
+        try (Paddock paddock = Paddock.local();
+             Sandbox sandbox = paddock.create(sandboxSpec);
+             CodeInterpreter interpreter = CodeInterpreter.of(sandbox)) {
+            CodeResult result = interpreter.run(request, output);
+            return output.finish(result, dir, limit, sandboxSpec.memory().toString());
+        }
     }
 
+    /** stderr belongs to the command: the engine's informational logging would be mixed into it. */
+    private static void quietEngineLogging() {
+        java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.WARNING);
+    }
 }

@@ -129,6 +129,35 @@ class CliIT {
     }
 
     @Test
+    void runCodeInAnyLanguageAndSaveItsArtifacts() throws Exception {
+        Path out = dataDir.resolve("artifacts");
+        Result py = paddock("run", "--lang", "python", "--artifacts", out.toString(), "--code", String.join("\n",
+                "import matplotlib.pyplot as plt, os",
+                "plt.plot([1, 3, 2]); plt.show()",
+                "os.makedirs(os.environ['PADDOCK_ARTIFACTS_DIR'] + '/sub')",
+                "open(os.environ['PADDOCK_ARTIFACTS_DIR'] + '/sub/r.csv', 'w').write('a,b\\n')",
+                "print('hi')",
+                "6 * 7"));
+        assertThat(py.code()).as(py.err()).isZero();
+        assertThat(py.out()).isEqualTo("hi\n42\n");
+        assertThat(py.err()).contains("saved 1 plot and 1 artifact in " + out.toRealPath());
+        byte[] png = Files.readAllBytes(out.resolve("plot-1.png"));
+        assertThat(png).startsWith(0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n');
+        assertThat(Files.readString(out.resolve("sub/r.csv"))).isEqualTo("a,b\n");
+
+        Result c = paddock(Map.of(), "#include <stdio.h>\nint main(void) { puts(\"from c\"); return 3; }\n",
+                "run", "--lang", "c", "--code", "-");
+        assertThat(c.out()).isEqualTo("from c\n");
+        assertThat(c.code()).isEqualTo(3);
+        Result broken = paddock("run", "--lang", "c", "--code", "int main(void) { return x; }");
+        assertThat(broken.code()).isEqualTo(1);
+        assertThat(broken.err()).contains("undeclared").contains("compiling failed");
+        Result slow = paddock("run", "--lang", "python", "--timeout", "1s", "--code", "while True: pass");
+        assertThat(slow.code()).isEqualTo(124);
+        assertThat(slow.err()).contains("timed out after 1s");
+    }
+
+    @Test
     void badUsageSaysWhatIsWrong() throws Exception {
         Result size = paddock("run", "--memory", "lots", "--", "true");
         assertThat(size.code()).isEqualTo(2);
