@@ -23,6 +23,7 @@ import io.paddock.code.Plot;
 import io.paddock.code.PlotFormat;
 import io.paddock.code.ShellResult;
 import io.paddock.code.ShellSession;
+import io.paddock.server.ServerOptions;
 import io.paddock.testkit.LeakCheckExtension;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -48,6 +49,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class RemoteCodeTest {
     @RegisterExtension
     static final LeakCheckExtension LEAKS = new LeakCheckExtension(LocalOptions.DEFAULT_STATE_DIR);
+    /** The daemon idles connections out this soon, so a quiet cell longer than it shows whether answers wait. */
+    private static final Duration IDLE = Duration.ofSeconds(2);
     private static final byte[] PNG = {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
     private static LoopbackDaemon daemon;
@@ -57,7 +60,7 @@ class RemoteCodeTest {
 
     @BeforeAll
     static void start() {
-        daemon = LoopbackDaemon.start();
+        daemon = LoopbackDaemon.start(ServerOptions.builder().idleTimeout(IDLE));
         paddock = daemon.connect();
         shared = create();
     }
@@ -122,6 +125,14 @@ class RemoteCodeTest {
             CodeResult err = code.run("python", "1/0");
             assertThat(err.exitCode()).isEqualTo(1);
             assertThat(err.error().orElseThrow().name()).isEqualTo("ZeroDivisionError");
+        }
+    }
+
+    @Test
+    void aQuietCellLongerThanTheDaemonsIdleTimeoutStillAnswers() {
+        try (CodeInterpreter code = CodeInterpreter.of(shared); CodeContext py = code.createContext("python")) {
+            CodeResult r = py.run("import time\ntime.sleep(" + (IDLE.toSeconds() * 2) + ")\n'woke'");
+            assertThat(r.value().orElseThrow().text()).isEqualTo("'woke'");
         }
     }
 
