@@ -27,7 +27,9 @@ import java.util.ServiceLoader;
  *
  * <p>It uses only the public {@link Sandbox} API, so it works the same over {@code Paddock.local()} and
  * {@code Paddock.connect(…)}. Thread-safe. {@link #close()} ends the contexts and shell sessions it
- * started (not the sandbox); idempotent.
+ * started (not the sandbox); idempotent. The remote client's interpreter (from a provider, for a sandbox of
+ * {@code Paddock.connect(…)}) keeps them in the daemon instead, where they outlive the connection, and its
+ * {@code close()} releases only the handle (docs/CODE.md, "Remote use").
  */
 public interface CodeInterpreter extends AutoCloseable {
 

@@ -65,8 +65,17 @@ class ArchitectureTest {
     void onlyThePublicSandboxApiIsUsed() {
         noClasses().that().resideInAPackage("io.paddock.code..")
                 .should().dependOnClassesThat().resideInAnyPackage("io.paddock.engine..", "io.paddock.runtime..",
-                        "io.paddock.init..", "io.paddock.client..", "io.paddock.server..", "io.paddock.wire..",
+                        "io.paddock.init..", "io.paddock.client..", "io.paddock.server..",
                         "io.paddock.cli..", "io.paddock.internal..")
+                .check(main);
+    }
+
+    /** The JSON forms shared with the daemon and the remote client are the one use of paddock-wire. */
+    @Test
+    void onlyCodeWireUsesTheWireFormat() {
+        noClasses().that().resideInAPackage("io.paddock.code..")
+                .and().doNotHaveFullyQualifiedName(io.paddock.code.internal.CodeWire.class.getName())
+                .should().dependOnClassesThat().resideInAnyPackage("io.paddock.wire..")
                 .check(main);
     }
 }

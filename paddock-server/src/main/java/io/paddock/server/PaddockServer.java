@@ -5,6 +5,7 @@ import io.paddock.Paddock;
 import io.paddock.SandboxException;
 import io.paddock.server.internal.ApiHandler;
 import io.paddock.server.internal.AuthGuard;
+import io.paddock.server.internal.CodeRegistry;
 import io.paddock.server.internal.HeaderDeadline;
 import io.paddock.server.internal.JsonErrorHandler;
 import io.paddock.server.internal.Limits;
@@ -37,7 +38,8 @@ import java.util.function.Supplier;
  * }
  * }</pre>
  *
- * <p>{@link #close()} stops the HTTP server only; the caller owns (and closes) the {@code Paddock}.
+ * <p>{@link #close()} stops the HTTP server and ends the code layer's contexts and shells it keeps; the
+ * caller owns (and closes) the {@code Paddock}.
  * Thread-safe.
  */
 public final class PaddockServer implements AutoCloseable {
@@ -48,12 +50,15 @@ public final class PaddockServer implements AutoCloseable {
     private final Server server;
     private final HeaderDeadline headerDeadline;
     private final ScheduledExecutorService timers;
+    private final CodeRegistry code;
     private final URI url;
 
-    private PaddockServer(Server server, HeaderDeadline headerDeadline, ScheduledExecutorService timers, URI url) {
+    private PaddockServer(Server server, HeaderDeadline headerDeadline, ScheduledExecutorService timers, CodeRegistry code,
+                          URI url) {
         this.server = server;
         this.headerDeadline = headerDeadline;
         this.timers = timers;
+        this.code = code;
         this.url = url;
     }
 
@@ -103,7 +108,8 @@ public final class PaddockServer implements AutoCloseable {
 
         Limits limits = new Limits(options.maxJsonBytes(), options.maxUploadBytes(), options.idleTimeout(), MIN_UPLOAD_RATE);
         AuthGuard auth = new AuthGuard(options.token(), options.maxFailedAuthPerMinutePerIp());
-        server.setHandler(new ApiHandler(paddock, auth, limits, openapi, version(), runtime(paddock), websockets, timers));
+        CodeRegistry code = new CodeRegistry();
+        server.setHandler(new ApiHandler(paddock, auth, limits, openapi, version(), runtime(paddock), websockets, timers, code));
         server.setErrorHandler(new JsonErrorHandler());
 
         try {
@@ -111,6 +117,7 @@ public final class PaddockServer implements AutoCloseable {
         } catch (Exception e) {
             stopQuietly(server);
             timers.shutdownNow();
+            code.close();
             if (isBindFailure(e)) {
                 throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot listen on " + options.host() + ":"
                         + options.port() + ": the address is already in use (is another paddock serve running?)", e);
@@ -120,7 +127,7 @@ public final class PaddockServer implements AutoCloseable {
         }
         String host = options.host().contains(":") ? "[" + options.host() + "]" : options.host();
         URI url = URI.create("http://" + host + ":" + connector.getLocalPort());
-        return new PaddockServer(server, headerDeadline, timers, url);
+        return new PaddockServer(server, headerDeadline, timers, code, url);
     }
 
     private static boolean isBindFailure(Throwable e) {
@@ -137,12 +144,16 @@ public final class PaddockServer implements AutoCloseable {
         return url;
     }
 
-    /** Stops accepting, ends open exchanges (exec streams are closed, which kills their commands). */
+    /**
+     * Stops accepting, ends open exchanges (exec streams are closed, which kills their commands), then ends
+     * the code contexts and shell sessions the daemon keeps.
+     */
     @Override
     public void close() {
         headerDeadline.stop();
         stopQuietly(server);
         timers.shutdownNow();
+        code.close();
     }
 
     private static void stopQuietly(Server server) {

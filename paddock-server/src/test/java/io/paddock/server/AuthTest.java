@@ -45,7 +45,8 @@ class AuthTest {
             Map.Entry<String, JsonNode> p = it.next();
             for (Iterator<String> m = p.getValue().fieldNames(); m.hasNext(); ) {
                 String method = m.next();
-                String path = p.getKey().replace("{id}", id).replace("{name}", "some-name");
+                String path = p.getKey().replace("{id}", id).replace("{name}", "some-name")
+                        .replace("{context}", "some-context").replace("{shell}", "some-shell");
                 if (path.contains("/files") && !path.endsWith("mkdir") && !path.endsWith("remove") && !path.endsWith("move")) {
                     path += "?path=/workspace/x";
                 }

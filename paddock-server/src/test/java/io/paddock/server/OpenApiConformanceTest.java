@@ -1,6 +1,7 @@
 package io.paddock.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.paddock.server.internal.Route;
 import io.paddock.wire.Wire;
 import org.junit.jupiter.api.AfterAll;
@@ -72,7 +73,8 @@ class OpenApiConformanceTest {
         String id = f.createSandboxId();
         for (String op : documented()) {
             String method = op.substring(0, op.indexOf(' '));
-            String path = op.substring(op.indexOf(' ') + 1).replace("{id}", id).replace("{name}", "nobody");
+            String path = op.substring(op.indexOf(' ') + 1).replace("{id}", id).replace("{name}", "nobody")
+                    .replace("{context}", "nobody").replace("{shell}", "nobody");
             if (path.matches(".*/files(/list|/stat)?$")) {
                 path += "?path=/workspace";
             }
@@ -164,6 +166,92 @@ class OpenApiConformanceTest {
         }
         conforms("POST", "/v1/sandboxes/{id}/exec", f.post(sb + "/exec", "{\"argv\":[\"true\"]}")); // 409: stopped
         conforms("DELETE", "/v1/sandboxes/{id}", f.delete(sb)); // 204 again
+    }
+
+    private static String body(ObjectNode o) {
+        return new String(Wire.bytes(o), StandardCharsets.UTF_8);
+    }
+
+    private static ObjectNode run(String language, String code) {
+        return Wire.object().put("language", language).put("code", code);
+    }
+
+    @Test
+    void codeOperationsAnswerAsDocumented() {
+        JsonNode langs = conforms("GET", "/v1/code/languages", f.get("/v1/code/languages"));
+        assertThat(langs.get("languages").findValuesAsText("name")).contains("python", "javascript", "c", "bash");
+
+        JsonNode info = conforms("POST", "/v1/sandboxes", f.post("/v1/sandboxes", "{\"memory\":\"768m\",\"timeout_ms\":300000}"));
+        String sb = "/v1/sandboxes/" + info.get("id").asText();
+        String code = sb + "/code";
+        try {
+            // one-shot runs: output, a plot, an artifact with its bytes, a compile failure, an unknown language
+            JsonNode r = conforms("POST", "/v1/sandboxes/{id}/code/run", f.post(code + "/run", body(run("python",
+                    "import matplotlib.pyplot as plt, os\nopen(os.environ['PADDOCK_ARTIFACTS_DIR'] + '/a.txt', 'w').write('x')\n"
+                            + "plt.plot([1, 2]); plt.show()\nprint('hi')").put("artifact_content", true))));
+            assertThat(r.get("stdout").asText()).isEqualTo("hi\n");
+            assertThat(r.get("plots").get(0).get("width").asInt()).isEqualTo(640);
+            assertThat(r.get("plots").get(0).get("mime_type").asText()).isEqualTo("image/png");
+            assertThat(r.get("artifacts").get(0).get("content").asText()).isEqualTo("eA==");
+            JsonNode compile = conforms("POST", "/v1/sandboxes/{id}/code/run", f.post(code + "/run", body(run("c", "int main( {"))));
+            assertThat(compile.get("step").asText()).isEqualTo("COMPILE");
+            JsonNode unknown = conforms("POST", "/v1/sandboxes/{id}/code/run", f.post(code + "/run", body(run("cobol", "x"))));
+            assertThat(unknown.get("error").get("message").asText()).contains("cobol");
+            conforms("POST", "/v1/sandboxes/{id}/code/run", f.post(code + "/run", "{\"language\":\"python\"}"));
+
+            // the policy: refused with the violations listed (nothing ran), and checked without running
+            JsonNode refused = conforms("POST", "/v1/sandboxes/{id}/code/run", f.post(code + "/run",
+                    body(run("python", "import os\nos.system('touch /tmp/no')").put("policy", "standard"))));
+            assertThat(refused.get("error").get("code").asText()).isEqualTo("PERMISSION_DENIED");
+            assertThat(refused.get("error").get("violations").get(0).get("line").asInt()).isEqualTo(2);
+            JsonNode check = conforms("POST", "/v1/sandboxes/{id}/code/check", f.post(code + "/check",
+                    body(run("python", "import ctypes"))));
+            assertThat(check.get("policy").asText()).isEqualTo("standard");
+            assertThat(check.get("violations")).isNotEmpty();
+            conforms("POST", "/v1/sandboxes/{id}/code/install", f.post(code + "/install",
+                    "{\"language\":\"python\",\"packages\":[\"six\"]}")); // no source: 409
+
+            // contexts
+            HttpResponse<String> created = f.post(code + "/contexts", "{\"language\":\"python\",\"name\":\"conf\"}");
+            JsonNode ctx = conforms("POST", "/v1/sandboxes/{id}/code/contexts", created);
+            assertThat(created.headers().firstValue("Location")).hasValue(code + "/contexts/" + ctx.get("id").asText());
+            conforms("POST", "/v1/sandboxes/{id}/code/contexts", f.post(code + "/contexts", "{\"language\":\"python\",\"name\":\"conf\"}"));
+            conforms("POST", "/v1/sandboxes/{id}/code/contexts", f.post(code + "/contexts", "{\"language\":\"c\"}"));
+            assertThat(conforms("GET", "/v1/sandboxes/{id}/code/contexts", f.get(code + "/contexts")).get("contexts")).hasSize(1);
+            conforms("POST", "/v1/sandboxes/{id}/code/contexts/{context}/run", f.post(code + "/contexts/conf/run", "{\"code\":\"x = 41\"}"));
+            JsonNode value = conforms("POST", "/v1/sandboxes/{id}/code/contexts/{context}/run",
+                    f.post(code + "/contexts/conf/run", "{\"code\":\"x + 1\"}"));
+            assertThat(value.get("results").get(0).get("data").get("text/plain").asText()).isEqualTo("42");
+            JsonNode failed = conforms("POST", "/v1/sandboxes/{id}/code/contexts/{context}/run",
+                    f.post(code + "/contexts/conf/run", "{\"code\":\"1/0\"}"));
+            assertThat(failed.get("error").get("name").asText()).isEqualTo("ZeroDivisionError");
+            assertThat(conforms("GET", "/v1/sandboxes/{id}/code/contexts/{context}", f.get(code + "/contexts/conf"))
+                    .get("cells").asLong()).isEqualTo(3);
+            assertThat(conforms("POST", "/v1/sandboxes/{id}/code/contexts/{context}/restart",
+                    f.post(code + "/contexts/conf/restart", "")).get("restarts").asInt()).isEqualTo(1);
+            conforms("DELETE", "/v1/sandboxes/{id}/code/contexts/{context}", f.delete(code + "/contexts/conf"));
+            JsonNode gone = conforms("GET", "/v1/sandboxes/{id}/code/contexts/{context}", f.get(code + "/contexts/conf"));
+            assertThat(gone.get("error").get("message").asText()).contains("conf");
+            conforms("DELETE", "/v1/sandboxes/{id}/code/contexts/{context}", f.delete(code + "/contexts/conf"));
+
+            // shells
+            HttpResponse<String> opened = f.post(code + "/shells", "{\"env\":{\"A\":\"b\"}}");
+            JsonNode shell = conforms("POST", "/v1/sandboxes/{id}/code/shells", opened);
+            String sh = code + "/shells/" + shell.get("id").asText();
+            assertThat(opened.headers().firstValue("Location")).hasValue(sh);
+            conforms("POST", "/v1/sandboxes/{id}/code/shells/{shell}/exec", f.post(sh + "/exec", "{\"command\":\"cd /tmp\"}"));
+            JsonNode pwd = conforms("POST", "/v1/sandboxes/{id}/code/shells/{shell}/exec",
+                    f.post(sh + "/exec", "{\"command\":\"echo $PWD $A\",\"timeout_ms\":5000}"));
+            assertThat(pwd.get("stdout").asText()).isEqualTo("/tmp b\n");
+            conforms("POST", "/v1/sandboxes/{id}/code/shells/{shell}/exec",
+                    f.post(sh + "/exec", "{\"command\":\"rm -rf /\",\"policy\":\"standard\"}"));
+            assertThat(conforms("GET", "/v1/sandboxes/{id}/code/shells/{shell}", f.get(sh)).get("alive").asBoolean()).isTrue();
+            conforms("DELETE", "/v1/sandboxes/{id}/code/shells/{shell}", f.delete(sh));
+            conforms("POST", "/v1/sandboxes/{id}/code/shells/{shell}/exec", f.post(sh + "/exec", "{\"command\":\"true\"}"));
+        } finally {
+            conforms("DELETE", "/v1/sandboxes/{id}", f.delete(sb));
+        }
+        conforms("POST", "/v1/sandboxes/{id}/code/run", f.post(code + "/run", body(run("python", "1")))); // 409: stopped
     }
 
     @Test

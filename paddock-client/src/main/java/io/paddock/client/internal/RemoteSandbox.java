@@ -48,6 +48,16 @@ final class RemoteSandbox implements Sandbox {
         this.files = new RemoteFiles(http, path);
     }
 
+    /** The client this handle talks through (the code layer's remote interpreter uses it too). */
+    Http http() {
+        return http;
+    }
+
+    /** This sandbox's resource path, {@code /v1/sandboxes/<id>}. */
+    String path() {
+        return path;
+    }
+
     @Override
     public SandboxId id() {
         return id;

@@ -10,7 +10,10 @@ import org.junit.jupiter.api.Test;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
-/** The client publishes nothing but its SPI provider, and talks HTTP with the JDK only. */
+/**
+ * The client publishes nothing but its SPI providers, talks HTTP with the JDK only, and needs paddock-code
+ * (an optional dependency) only in the classes of the remote code interpreter.
+ */
 class ArchitectureTest {
     private static JavaClasses client;
 
@@ -21,9 +24,26 @@ class ArchitectureTest {
     }
 
     @Test
-    void onlyTheProviderIsPublic() {
+    void onlyTheProvidersArePublic() {
         classes().that().resideInAPackage("io.paddock.client..").and().haveModifier(JavaModifier.PUBLIC)
                 .should().haveFullyQualifiedName(RemotePaddockProvider.class.getName())
+                .orShould().haveFullyQualifiedName(RemoteCodeProvider.class.getName())
+                .check(client);
+    }
+
+    @Test
+    void theCodeProviderExposesOnlyJdkAndPaddockTypes() {
+        classes().that().haveFullyQualifiedName(RemoteCodeProvider.class.getName())
+                .should().onlyDependOnClassesThat().resideInAnyPackage("java..", "io.paddock", "io.paddock.code",
+                        "io.paddock.code.spi", "io.paddock.client.internal")
+                .check(client);
+    }
+
+    @Test
+    void onlyTheRemoteCodeClassesNeedPaddockCode() {
+        noClasses().that().resideInAPackage("io.paddock.client..").and().haveSimpleNameNotStartingWith("RemoteCode")
+                .and().doNotHaveFullyQualifiedName(RemoteShellSession.class.getName())
+                .should().dependOnClassesThat().resideInAPackage("io.paddock.code..")
                 .check(client);
     }
 

@@ -13,6 +13,8 @@ import io.paddock.SandboxInfo;
 import io.paddock.SandboxQuery;
 import io.paddock.SandboxSpec;
 import io.paddock.SandboxState;
+import io.paddock.code.CodePolicyException;
+import io.paddock.code.internal.CodeWire;
 import io.paddock.wire.HttpStatus;
 import io.paddock.wire.Wire;
 import org.eclipse.jetty.http.HttpHeader;
@@ -59,9 +61,12 @@ public final class ApiHandler extends Handler.Abstract {
     private final Supplier<String> runtime;
     private final ServerWebSocketContainer websockets;
     private final ScheduledExecutorService pinger;
+    private final CodeRegistry code;
+    private final CodeApi codeApi;
 
     public ApiHandler(Paddock paddock, AuthGuard auth, Limits limits, byte[] openapi, String version,
-                      Supplier<String> runtime, ServerWebSocketContainer websockets, ScheduledExecutorService pinger) {
+                      Supplier<String> runtime, ServerWebSocketContainer websockets, ScheduledExecutorService pinger,
+                      CodeRegistry code) {
         super(InvocationType.BLOCKING);
         this.paddock = paddock;
         this.auth = auth;
@@ -72,6 +77,8 @@ public final class ApiHandler extends Handler.Abstract {
         this.runtime = runtime;
         this.websockets = websockets;
         this.pinger = pinger;
+        this.code = code;
+        this.codeApi = new CodeApi(code);
     }
 
     @Override
@@ -140,7 +147,9 @@ public final class ApiHandler extends Handler.Abstract {
             case GET_SANDBOX -> json(response, callback, 200, Wire.json(sandbox(m.param("id")).info()));
             case GET_SANDBOX_BY_NAME -> json(response, callback, 200, Wire.json(paddock.getByName(m.param("name")).info()));
             case DELETE_SANDBOX -> {
-                sandbox(m.param("id")).destroy();
+                Sandbox sb = sandbox(m.param("id"));
+                code.release(sb.id()); // its contexts and shells end first, then the sandbox
+                sb.destroy();
                 noContent(response, callback);
             }
             case SET_TIMEOUT -> {
@@ -195,6 +204,21 @@ public final class ApiHandler extends Handler.Abstract {
                 JsonNode body = readJson(request);
                 sb.files().move(Wire.requiredText(body, "from"), Wire.requiredText(body, "to"));
                 noContent(response, callback);
+            }
+            case CODE_LANGUAGES -> json(response, callback, 200, CodeApi.languages());
+            case CODE_RUN, CODE_CHECK, CODE_INSTALL, LIST_CONTEXTS, CREATE_CONTEXT, GET_CONTEXT, DELETE_CONTEXT,
+                    RUN_CELL, RESTART_CONTEXT, CREATE_SHELL, GET_SHELL, DELETE_SHELL, SHELL_EXEC -> {
+                Sandbox sb = sandbox(m.param("id"));
+                JsonNode body = "POST".equals(method) && m.route() != Route.RESTART_CONTEXT ? readJson(request) : null;
+                CodeApi.Reply r = codeApi.handle(m.route(), m.params(), sb, body);
+                if (r.location() != null) {
+                    response.getHeaders().put(HttpHeader.LOCATION, r.location());
+                }
+                if (r.body() == null) {
+                    noContent(response, callback);
+                } else {
+                    json(response, callback, r.status(), r.body());
+                }
             }
         }
     }
@@ -449,7 +473,7 @@ public final class ApiHandler extends Handler.Abstract {
             }
         } else if (t instanceof SandboxException e) {
             status = HttpStatus.of(e.code());
-            body = Wire.error(e);
+            body = e instanceof CodePolicyException p ? CodeWire.error(p) : Wire.error(e);
             if (status == 429) {
                 response.getHeaders().put(HttpHeader.RETRY_AFTER, "1");
             }

@@ -30,7 +30,21 @@ public enum Route {
     STAT_FILE("GET", "/v1/sandboxes/{id}/files/stat"),
     MKDIR("POST", "/v1/sandboxes/{id}/files/mkdir"),
     REMOVE_FILE("POST", "/v1/sandboxes/{id}/files/remove"),
-    MOVE_FILE("POST", "/v1/sandboxes/{id}/files/move");
+    MOVE_FILE("POST", "/v1/sandboxes/{id}/files/move"),
+    CODE_LANGUAGES("GET", "/v1/code/languages"),
+    CODE_RUN("POST", "/v1/sandboxes/{id}/code/run"),
+    CODE_CHECK("POST", "/v1/sandboxes/{id}/code/check"),
+    CODE_INSTALL("POST", "/v1/sandboxes/{id}/code/install"),
+    LIST_CONTEXTS("GET", "/v1/sandboxes/{id}/code/contexts"),
+    CREATE_CONTEXT("POST", "/v1/sandboxes/{id}/code/contexts"),
+    GET_CONTEXT("GET", "/v1/sandboxes/{id}/code/contexts/{context}"),
+    DELETE_CONTEXT("DELETE", "/v1/sandboxes/{id}/code/contexts/{context}"),
+    RUN_CELL("POST", "/v1/sandboxes/{id}/code/contexts/{context}/run"),
+    RESTART_CONTEXT("POST", "/v1/sandboxes/{id}/code/contexts/{context}/restart"),
+    CREATE_SHELL("POST", "/v1/sandboxes/{id}/code/shells"),
+    GET_SHELL("GET", "/v1/sandboxes/{id}/code/shells/{shell}"),
+    DELETE_SHELL("DELETE", "/v1/sandboxes/{id}/code/shells/{shell}"),
+    SHELL_EXEC("POST", "/v1/sandboxes/{id}/code/shells/{shell}/exec");
 
     private final String method;
     private final String template;
