@@ -403,6 +403,43 @@ abstract class RestartTest {
         }
     }
 
+    @Test
+    void r10_persistedDeadlinesIgnoreAWallClockStepWhileNoEngineRan() throws Exception {
+        List<String> ids;
+        try (EngineProcess child = child(null, "short:12", "short:12")) {
+            ids = child.awaitReady(Duration.ofSeconds(60));
+            child.kill();
+        }
+        // As if the wall clock had been stepped by an hour, one way for each sandbox, between the recording of
+        // their deadlines and the restart: the wall-clock deadlines are now an hour off.
+        try (java.sql.Connection db = java.sql.DriverManager.getConnection("jdbc:sqlite:" + dataDir.resolve("paddock.db"));
+             java.sql.PreparedStatement step = db.prepareStatement("UPDATE sandboxes SET expires_at = expires_at + ? WHERE id = ?")) {
+            step.setLong(1, -3_600_000L);
+            step.setString(2, ids.get(0));
+            assertThat(step.executeUpdate()).isEqualTo(1);
+            step.setLong(1, 3_600_000L);
+            step.setString(2, ids.get(1));
+            assertThat(step.executeUpdate()).isEqualTo(1);
+        }
+        try (Paddock paddock = restarted()) {
+            try {
+                for (String id : ids) {
+                    SandboxInfo info = paddock.get(id).info();
+                    assertThat(info.state()).as("not expired early").isEqualTo(SandboxState.RUNNING);
+                    assertThat(info.expiresAt()).as("the deadline shown is today's wall clock")
+                            .isBetween(java.time.Instant.now(), java.time.Instant.now().plusSeconds(12));
+                }
+                for (String id : ids) {
+                    SandboxInfo stopped = paddock.get(id).awaitStop(Duration.ofSeconds(30)).orElseThrow();
+                    assertThat(stopped.stopReason()).as("expired on time, not an hour late").contains(StopReason.TIMEOUT);
+                }
+            } finally {
+                // a persistent engine leaves its sandboxes running when it closes: never leave them on failure
+                ids.forEach(id -> paddock.get(id).destroy());
+            }
+        }
+    }
+
     /** Bytes under a sandbox's bundle on the host (its config, FIFOs, logs). */
     private static long bundleBytes(String id) throws IOException {
         try (var walk = Files.walk(STATE.resolve("sandboxes").resolve(id))) {

@@ -141,19 +141,21 @@ final class SandboxManager implements AutoCloseable {
         try {
             // Recorded before anything exists on the host: a crash from here on leaves a CREATING row that
             // the next engine turns into a cleanup (ATTACKS.md R2).
+            // The lifetime runs from here, on the monotonic clock; it is persisted with that clock's value.
+            long deadline = System.nanoTime() + spec.timeout().toNanos();
             store.insert(new SandboxStore.Row(id, spec, identity.token(), SandboxState.CREATING, Optional.empty(),
-                    sb.createdAt(), sb.info().expiresAt(), 0, Optional.empty()));
+                    sb.createdAt(), new Deadlines.Deadline(sb.info().expiresAt(), deadline, Deadlines.BOOT), 0,
+                    Optional.empty()));
             recorded = true;
             byte[] nonce = Ids.nonce();
             Failpoints.hit("create.before-runtime-start");
             rt = warm != null ? warm.runtime() : runtime.start(new StartRequest(id, spec, identity.token(), hello(nonce)));
             Failpoints.hit("create.after-runtime-start");
             InitClient client = warm != null ? warm.client() : InitClient.attach(rt.fromInit(), rt.toInit(), nonce, ATTACH_TIMEOUT, id.value());
-            long deadline = System.nanoTime() + spec.timeout().toNanos();
             client.setDeadline(deadline + INIT_DEADLINE_GRACE.toNanos());
             store.updateState(id, SandboxState.RUNNING, null);
             sb.running(rt, client);
-            deadlines.put(id, timers.schedule(() -> expire(sb), spec.timeout().toNanos(), TimeUnit.NANOSECONDS));
+            deadlines.put(id, timers.schedule(() -> expire(sb), deadline - System.nanoTime(), TimeUnit.NANOSECONDS));
             client.closed().whenComplete((v, e) -> onInitGone(sb));
             if (!spec.entrypoint().isEmpty()) {
                 startEntrypoint(sb);
@@ -342,9 +344,9 @@ final class SandboxManager implements AutoCloseable {
         if (previous != null) {
             previous.cancel(false);
         }
-        Instant expiresAt = Instant.now().plus(fromNow);
-        store.updateExpiry(sb.id(), expiresAt);
-        sb.setExpiresAt(expiresAt);
+        Deadlines.Deadline deadline = Deadlines.after(System.nanoTime(), fromNow);
+        store.updateExpiry(sb.id(), deadline);
+        sb.setExpiresAt(deadline.wall());
         sb.client().setDeadline(System.nanoTime() + fromNow.toNanos() + INIT_DEADLINE_GRACE.toNanos());
     }
 
@@ -480,7 +482,7 @@ final class SandboxManager implements AutoCloseable {
                 case CREATING, STOPPING -> {
                     ManagedSandbox sb = ManagedSandbox.restoredStopped(this, new SandboxStore.Row(row.id(), row.spec(),
                             row.owner(), SandboxState.STOPPED, Optional.of(row.stopReason().orElse(StopReason.FAILED)),
-                            row.createdAt(), row.expiresAt(), row.entrypointChannel(), row.entrypointExit()));
+                            row.createdAt(), row.deadline(), row.entrypointChannel(), row.entrypointExit()));
                     try {
                         runtimeOf(row.spec()).destroy(row.id());
                         store.updateState(row.id(), SandboxState.STOPPED, sb.stopReason());
@@ -535,10 +537,9 @@ final class SandboxManager implements AutoCloseable {
                 rt.closeChannel();
                 throw e;
             }
-            Duration left = Duration.between(Instant.now(), row.expiresAt());
-            if (left.isNegative()) {
-                left = Duration.ZERO;
-            }
+            // From the monotonic clock on this boot: a wall-clock step while no engine ran changes nothing (R10).
+            Duration left = Deadlines.remaining(row.deadline(), Instant.now(), System.nanoTime(), Deadlines.BOOT);
+            sb.setExpiresAt(Instant.now().plus(left));
             client.setDeadline(System.nanoTime() + left.toNanos() + INIT_DEADLINE_GRACE.toNanos());
             sb.running(rt, client);
             deadlines.put(row.id(), timers.schedule(() -> expire(sb), left.toNanos(), TimeUnit.NANOSECONDS));

@@ -35,7 +35,7 @@ public final class EngineProcess implements AutoCloseable {
     /**
      * Starts a child engine on {@code dataDir} creating one sandbox per plan entry ({@code plain},
      * {@code named:NAME}, {@code entrypoint} (prints a tick five times a second), {@code short}: a 6-second
-     * lifetime), or destroying one ({@code destroy:ID}); {@code pool:N} gives the child a warm pool of N
+     * lifetime, {@code short:N}: N seconds), or destroying one ({@code destroy:ID}); {@code pool:N} gives the child a warm pool of N
      * sandboxes of the plans' shape, filled before the first plan (so plain creates are pool hits);
      * {@code runtime:NAME} makes NAME the child's default tier. After READY, an {@code after:upload},
      * {@code after:download} or {@code after:oom} entry makes the child stall in the middle of an upload to
@@ -146,6 +146,8 @@ public final class EngineProcess implements AutoCloseable {
                 spec = base.entrypoint("sh", "-c", "while true; do echo tick; sleep 0.2; done").build();
             } else if (plan.equals("short")) {
                 spec = base.timeout(Duration.ofSeconds(6)).build();
+            } else if (plan.startsWith("short:")) {
+                spec = base.timeout(Duration.ofSeconds(Long.parseLong(plan.substring(6)))).build();
             } else {
                 spec = base.build();
             }
