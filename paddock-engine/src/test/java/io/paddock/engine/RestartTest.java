@@ -145,6 +145,25 @@ abstract class RestartTest {
     }
 
     @Test
+    void r1_withNoEngineBackASandboxStillEndsAtItsDeadline() throws Exception {
+        String id;
+        // The init's backstop trails the lifetime by a second here instead of 30.
+        try (EngineProcess child = childWithJvm(List.of("-Dpaddock.test.initDeadlineGrace=PT1S"), null, "short")) {
+            id = child.awaitReady(Duration.ofSeconds(60)).get(0);
+            child.kill();
+        }
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!HostFaults.cgroupProcesses(id).isEmpty() && System.nanoTime() < until) {
+            Thread.sleep(100);
+        }
+        assertThat(HostFaults.cgroupProcesses(id)).as("the init's own deadline ended the sandbox, no engine running").isEmpty();
+        try (Paddock paddock = restarted()) {
+            SandboxInfo info = paddock.get(id).awaitStop(Duration.ofSeconds(20)).orElseThrow();
+            assertThat(info.stopReason()).as("ended at its deadline while no engine ran").contains(StopReason.TIMEOUT);
+        }
+    }
+
+    @Test
     void r2_aCrashMidCreateLeavesNothingBehind() throws Exception {
         for (String failpoint : List.of("create.before-runtime-start", "create.after-runtime-start")) {
             try (EngineProcess child = child(failpoint, "plain")) {
