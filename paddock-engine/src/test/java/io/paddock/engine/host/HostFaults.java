@@ -114,28 +114,24 @@ public final class HostFaults {
         run("umount", "-l", dir.toString());
     }
 
-    /** Fills the filesystem holding {@code file} by writing it until ENOSPC; returns the bytes written. */
+    /**
+     * Fills the filesystem holding {@code file} until ENOSPC: big writes first, then small ones into a
+     * second file for the last partial blocks. Returns the bytes written.
+     */
     public static long fill(Path file) throws IOException {
-        byte[] chunk = new byte[64 * 1024];
         long written = 0;
-        try (var out = Files.newOutputStream(file)) {
-            while (true) {
-                out.write(chunk);
-                written += chunk.length;
+        for (int chunk : new int[] {64 * 1024, 512}) {
+            Path target = chunk == 512 ? file.resolveSibling(file.getFileName() + ".tail") : file;
+            try (var out = Files.newOutputStream(target)) {
+                while (true) {
+                    out.write(new byte[chunk]);
+                    written += chunk;
+                }
+            } catch (IOException e) {
+                if (!String.valueOf(e.getMessage()).contains("No space left")) {
+                    throw e;
+                }
             }
-        } catch (IOException e) {
-            if (!String.valueOf(e.getMessage()).contains("No space left")) {
-                throw e;
-            }
-        }
-        // whatever the last partial write left: fill the rest byte by byte-ish
-        try (var out = Files.newOutputStream(file.resolveSibling(file.getFileName() + ".tail"))) {
-            while (true) {
-                out.write(new byte[512]);
-                written += 512;
-            }
-        } catch (IOException e) {
-            // full
         }
         return written;
     }
