@@ -247,6 +247,14 @@ static void dispatch(const struct frame *f)
         if (r.err)
             g.deadline_ns = 0;
         break;
+    case M_DEADLINE_IN: {
+        /* Relative, so that it holds whatever this init's CLOCK_MONOTONIC is: under gVisor it is the
+         * Sentry's, which starts near zero, not the engine's. */
+        uint64_t in = rd_u64(&r);
+        uint64_t now = now_ns();
+        g.deadline_ns = r.err || in == 0 ? 0 : (in > UINT64_MAX - now ? UINT64_MAX : now + in);
+        break;
+    }
     case M_PING: {
         /* Echoed; an over-long payload is cut to what one init->engine frame can carry. */
         size_t n = f->len > (1u << 20) ? (1u << 20) : f->len;

@@ -167,6 +167,9 @@ static void test_engine_to_init(void)
     f = decode("deadline", &v);
     rd_init(&r, f.payload, f.len);
     CHECK(f.type == 0x07 && rd_u64(&r) == 123456789000ull && !r.err);
+    f = decode("deadline_in", &v);
+    rd_init(&r, f.payload, f.len);
+    CHECK(f.type == 0x0B && f.chan == 0 && rd_u64(&r) == 30000000000ull && !r.err);
     f = decode("ping", &v);
     CHECK(f.type == 0x08 && f.len == 8 && memcmp(f.payload, "12345678", 8) == 0);
     f = decode("release", &v);

@@ -4,21 +4,27 @@ import io.paddock.ByteSize;
 import io.paddock.ErrorCode;
 import io.paddock.ExecRequest;
 import io.paddock.ExecResult;
+import io.paddock.FileInfo;
 import io.paddock.LocalOptions;
 import io.paddock.Paddock;
 import io.paddock.Sandbox;
 import io.paddock.SandboxException;
+import io.paddock.SandboxId;
 import io.paddock.SandboxInfo;
 import io.paddock.SandboxSpec;
 import io.paddock.SandboxState;
 import io.paddock.StopReason;
 import io.paddock.engine.host.EngineProcess;
+import io.paddock.engine.host.HostFaults;
 import io.paddock.testkit.HostLeakCheck;
+import io.paddock.testkit.HostView;
 import io.paddock.testkit.LeakCheckExtension;
+import io.paddock.testkit.Tier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -33,25 +39,60 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Fault injection on the engine (ATTACKS.md R1-R3, R6, R11): a persistent engine in a child JVM is killed
- * with SIGKILL, or dies at a failpoint, and a new engine on the same data directory must take over
- * without losing or leaking anything.
+ * Fault injection on the engine (ATTACKS.md R1-R11): a persistent engine in a child JVM is killed with
+ * SIGKILL, dies at a failpoint or runs out of heap, a runtime helper or a sandbox's host processes are
+ * killed, a reboot is simulated, the daemon's data disk fills up; the engine (or a new one on the same data
+ * directory) must take over without losing or leaking anything. Run per tier by {@link RuncRestartTest} and
+ * {@link RunscRestartTest}; the leak check runs after every test.
  */
-class RestartTest {
+abstract class RestartTest {
+    static final Path STATE = LocalOptions.DEFAULT_STATE_DIR;
+
     @RegisterExtension
-    static final LeakCheckExtension LEAKS = new LeakCheckExtension(LocalOptions.DEFAULT_STATE_DIR);
+    static final LeakCheckExtension LEAKS = new LeakCheckExtension(STATE);
 
     @TempDir
     Path dataDir;
 
+    /** The tier every sandbox of the test runs on. */
+    protected abstract Tier tier();
+
+    /** This tier's view of a sandbox's host processes. */
+    protected abstract HostView host();
+
+    /**
+     * The host processes a sandbox of this tier cannot live without, by name (runc: its init; runsc: the
+     * Sentry and the gofer), for R5 to kill one at a time.
+     */
+    protected abstract List<String> helpers();
+
+    /** The host pid of one of {@link #helpers()} for a running sandbox. */
+    protected abstract long helperPid(SandboxId id, String helper);
+
     private Paddock restarted() {
-        return Paddock.local(LocalOptions.builder().dataDir(dataDir).build());
+        return Paddock.local(LocalOptions.builder().dataDir(dataDir).defaultRuntime(tier().runtimeName()).build());
+    }
+
+    /** An embedded engine (its sandboxes die with it) on this tier. */
+    private Paddock embedded() {
+        return Paddock.local(LocalOptions.builder().defaultRuntime(tier().runtimeName()).build());
+    }
+
+    /** A child engine on this tier. */
+    private EngineProcess child(String failpoint, String... plan) throws IOException {
+        return childWithJvm(List.of(), failpoint, plan);
+    }
+
+    private EngineProcess childWithJvm(List<String> jvmOptions, String failpoint, String... plan) throws IOException {
+        List<String> all = new ArrayList<>(List.of("runtime:" + tier().runtimeName()));
+        all.addAll(List.of(plan));
+        return EngineProcess.start(jvmOptions, dataDir, failpoint, all.toArray(String[]::new));
     }
 
     @Test
     void r1_sandboxesSurviveAnEngineKilledWithSigkill() throws Exception {
         List<String> ids;
-        try (EngineProcess child = EngineProcess.start(dataDir, null, "plain", "named:survivor", "entrypoint", "short")) {
+        try (EngineProcess child = child(null, "plain", "named:survivor", "entrypoint", "short")) {
             ids = child.awaitReady(Duration.ofSeconds(60));
             assertThat(ids).hasSize(4);
             child.kill();
@@ -104,9 +145,28 @@ class RestartTest {
     }
 
     @Test
+    void r1_withNoEngineBackASandboxStillEndsAtItsDeadline() throws Exception {
+        String id;
+        // The init's backstop trails the lifetime by a second here instead of 30.
+        try (EngineProcess child = childWithJvm(List.of("-Dpaddock.test.initDeadlineGrace=PT1S"), null, "short")) {
+            id = child.awaitReady(Duration.ofSeconds(60)).get(0);
+            child.kill();
+        }
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!HostFaults.cgroupProcesses(id).isEmpty() && System.nanoTime() < until) {
+            Thread.sleep(100);
+        }
+        assertThat(HostFaults.cgroupProcesses(id)).as("the init's own deadline ended the sandbox, no engine running").isEmpty();
+        try (Paddock paddock = restarted()) {
+            SandboxInfo info = paddock.get(id).awaitStop(Duration.ofSeconds(20)).orElseThrow();
+            assertThat(info.stopReason()).as("ended at its deadline while no engine ran").contains(StopReason.TIMEOUT);
+        }
+    }
+
+    @Test
     void r2_aCrashMidCreateLeavesNothingBehind() throws Exception {
         for (String failpoint : List.of("create.before-runtime-start", "create.after-runtime-start")) {
-            try (EngineProcess child = EngineProcess.start(dataDir, failpoint, "plain")) {
+            try (EngineProcess child = child(failpoint, "plain")) {
                 assertThat(child.awaitExit()).as(failpoint).isEqualTo(137);
             }
             try (Paddock paddock = restarted()) {
@@ -114,7 +174,7 @@ class RestartTest {
                     assertThat(i.state()).isEqualTo(SandboxState.STOPPED);
                     assertThat(i.stopReason()).contains(StopReason.FAILED);
                 });
-                assertThat(new HostLeakCheck(LocalOptions.DEFAULT_STATE_DIR).sandboxResources())
+                assertThat(new HostLeakCheck(STATE).sandboxResources())
                         .as("host resources after recovering from " + failpoint)
                         .noneMatch(r -> paddock.list().stream().anyMatch(i -> r.contains(i.id().value())));
             }
@@ -128,30 +188,32 @@ class RestartTest {
             id = first.create(small()).id().value();
         }
         // A child engine adopts it, starts destroying it and dies half-way.
-        try (EngineProcess child = EngineProcess.start(dataDir, "destroy.after-stopping-recorded", "destroy:" + id)) {
+        try (EngineProcess child = child("destroy.after-stopping-recorded", "destroy:" + id)) {
             assertThat(child.awaitExit()).as("the child died at the failpoint").isEqualTo(137);
         }
-        assertThat(new HostLeakCheck(LocalOptions.DEFAULT_STATE_DIR).sandboxResources())
+        assertThat(new HostLeakCheck(STATE).sandboxResources())
                 .as("the half-destroyed sandbox is still on the host before the restart").anyMatch(r -> r.contains(id));
         try (Paddock paddock = restarted()) {
             Sandbox sb = paddock.get(id);
             assertThat(sb.state()).as("finished on restart").isEqualTo(SandboxState.STOPPED);
             assertThat(sb.info().stopReason()).contains(StopReason.DESTROYED);
             sb.destroy();
-            assertThat(new HostLeakCheck(LocalOptions.DEFAULT_STATE_DIR).sandboxResources()).noneMatch(r -> r.contains(id));
+            assertThat(new HostLeakCheck(STATE).sandboxResources()).noneMatch(r -> r.contains(id));
         }
     }
 
     @Test
     void r6_destroyWorksWhenTheRuntimeStateIsLost() throws Exception {
-        try (Paddock paddock = Paddock.local()) {
+        try (Paddock paddock = embedded()) {
             Sandbox sb = paddock.create(small());
             sb.start(ExecRequest.builder().argv("sh", "-c", "sleep 600 & setsid sleep 601 & sleep 602").build());
-            Path runcState = LocalOptions.DEFAULT_STATE_DIR.resolve("runc").resolve(sb.id().value());
-            assertThat(runcState).isDirectory();
-            try (var walk = Files.walk(runcState)) {
-                for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.delete(p);
+            List<Path> state = runtimeState(sb.id().value());
+            assertThat(state).as("the runtime's state for the sandbox").isNotEmpty();
+            for (Path top : state) {
+                try (var walk = Files.walk(top)) {
+                    for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                        Files.delete(p);
+                    }
                 }
             }
             sb.destroy();
@@ -162,7 +224,7 @@ class RestartTest {
     @Test
     void r11_destroyRacesAllTerminate() throws Exception {
         ExecutorService pool = Executors.newFixedThreadPool(6);
-        try (Paddock paddock = Paddock.local()) {
+        try (Paddock paddock = embedded()) {
             for (int round = 0; round < 3; round++) {
                 Sandbox sb = paddock.create(small());
                 List<CompletableFuture<?>> all = new ArrayList<>();
@@ -183,6 +245,228 @@ class RestartTest {
     }
 
     @Test
+    void r4_aCrashMidUploadLeavesNoPartialFileAndTheSandboxUsable() throws Exception {
+        String id;
+        try (EngineProcess child = child(null, "plain", "after:upload")) {
+            id = child.awaitReady(Duration.ofSeconds(60)).get(0);
+            assertThat(child.awaitLine("UPLOADING", Duration.ofSeconds(60))).as("the upload got going").isTrue();
+            if (tier().hostSeesTenantProcesses()) {
+                // runc: the host sees the sandbox's files; the upload is in its temp file, not yet under "big"
+                Path workspace = Path.of("/proc", Long.toString(host().initPid(new SandboxId(id))), "root", "workspace");
+                try (var files = Files.list(workspace)) {
+                    assertThat(files.map(p -> p.getFileName().toString()))
+                            .anyMatch(n -> n.startsWith(".paddock-upload-")).doesNotContain("big");
+                }
+            }
+            child.kill();
+        }
+        try (Paddock paddock = restarted()) {
+            Sandbox sb = paddock.get(id);
+            assertThat(sb.files().list("/workspace")).as("no partial file under the final name, no temp file")
+                    .extracting(FileInfo::name).containsExactly("marker");
+            assertThat(bundleBytes(id)).as("nothing of the upload was kept on the host").isLessThan(1 << 20);
+            sb.files().writeString("/workspace/big", "whole");
+            assertThat(sb.files().readString("/workspace/big")).isEqualTo("whole");
+            sb.destroy();
+        }
+    }
+
+    @Test
+    void r4_aCrashMidDownloadLeavesTheFileAndTheSandboxIntact() throws Exception {
+        String id;
+        try (EngineProcess child = child(null, "plain", "after:download")) {
+            id = child.awaitReady(Duration.ofSeconds(60)).get(0);
+            assertThat(child.awaitLine("DOWNLOADING", Duration.ofSeconds(60))).as("the download got going").isTrue();
+            child.kill();
+        }
+        try (Paddock paddock = restarted()) {
+            Sandbox sb = paddock.get(id);
+            assertThat(sb.files().list("/workspace")).extracting(FileInfo::name).containsExactlyInAnyOrder("marker", "big");
+            try (var in = sb.files().openRead("/workspace/big")) {
+                assertThat(in.transferTo(java.io.OutputStream.nullOutputStream())).isEqualTo(16L << 20);
+            }
+            assertThat(bundleBytes(id)).as("nothing of the download was kept on the host").isLessThan(1 << 20);
+            sb.destroy();
+        }
+    }
+
+    @Test
+    void r5_aRuntimeKilledDuringCreateFailsOnlyThatCreate() throws Exception {
+        ExecutorService killer = Executors.newSingleThreadExecutor();
+        try (Paddock paddock = embedded()) {
+            Sandbox neighbour = paddock.create(small());
+            var killed = killer.submit(() -> HostFaults.killChildWhenItAppears(
+                    List.of(STATE.resolve(tier().runtimeName()).toString(), " run --detach "), Duration.ofSeconds(60)));
+            SandboxException failed = null;
+            for (int attempt = 0; attempt < 10 && failed == null; attempt++) {
+                try {
+                    // the kill came too late for this one (the runtime had already exited)
+                    paddock.create(small()).destroy();
+                } catch (SandboxException e) {
+                    failed = e;
+                }
+            }
+            String cmd = killed.get(60, TimeUnit.SECONDS).orElseThrow();
+            assertThat(failed).as("a create whose runtime was killed (" + cmd + ") fails").isNotNull();
+            assertThat(failed.code()).isEqualTo(ErrorCode.INTERNAL);
+            assertThat(failed.getMessage()).contains("could not start the sandbox");
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("sb-[a-z2-7]{26}").matcher(cmd);
+            assertThat(m.find()).isTrue();
+            String victim = m.group();
+            assertThat(paddock.list()).extracting(i -> i.id().value()).doesNotContain(victim);
+            assertThat(new HostLeakCheck(STATE).sandboxResources()).as("cleaned up at once").noneMatch(r -> r.contains(victim));
+            assertThat(neighbour.exec("echo", "fine").stdoutText()).isEqualTo("fine\n");
+            paddock.create(small()).destroy();
+        } finally {
+            killer.shutdownNow();
+        }
+    }
+
+    @Test
+    void r5_aHelperKilledUnderAnExecStopsItsSandboxFailedAndSparesTheRest() throws Exception {
+        try (Paddock paddock = embedded()) {
+            Sandbox neighbour = paddock.create(small());
+            for (String helper : helpers()) {
+                Sandbox victim = paddock.create(small());
+                CompletableFuture<ExecResult> exec = CompletableFuture.supplyAsync(() -> victim.exec("sleep", "30"));
+                Thread.sleep(300);
+                HostFaults.kill(helperPid(victim.id(), helper));
+                assertThatThrownBy(() -> exec.get(20, TimeUnit.SECONDS)).as(helper)
+                        .hasCauseInstanceOf(SandboxException.class).hasMessageContaining("closed its channel");
+                SandboxInfo stopped = victim.awaitStop(Duration.ofSeconds(20)).orElseThrow();
+                assertThat(stopped.state()).as(helper).isEqualTo(SandboxState.STOPPED);
+                assertThat(stopped.stopReason()).as(helper).contains(StopReason.FAILED);
+                assertThat(new HostLeakCheck(STATE).sandboxResources()).as("cleaned up after killing the " + helper)
+                        .noneMatch(r -> r.contains(victim.id().value()));
+                assertThat(neighbour.exec("echo", "fine").stdoutText()).as(helper).isEqualTo("fine\n");
+            }
+        }
+    }
+
+    @Test
+    void r7_afterASimulatedRebootNoSandboxIsReportedRunningAndLeftoversAreReclaimed() throws Exception {
+        List<String> ids;
+        try (EngineProcess child = child(null, "plain", "entrypoint")) {
+            ids = child.awaitReady(Duration.ofSeconds(60));
+            assertThat(ids).hasSize(2);
+            child.kill();
+        }
+        for (String id : ids) {
+            HostFaults.rebootLoses(STATE, id);
+            assertThat(HostFaults.cgroupExists(id)).as("a stale cgroup left for the engine to reclaim").isTrue();
+        }
+        try (Paddock paddock = restarted()) {
+            for (String id : ids) {
+                SandboxInfo info = paddock.get(id).awaitStop(Duration.ofSeconds(20)).orElseThrow();
+                assertThat(info.state()).isEqualTo(SandboxState.STOPPED);
+                assertThat(info.stopReason()).as("lost in the reboot").contains(StopReason.FAILED);
+                assertThat(HostFaults.cgroupExists(id)).as("stale cgroup of " + id).isFalse();
+            }
+            assertThat(paddock.list()).noneMatch(i -> i.state() == SandboxState.RUNNING);
+        }
+    }
+
+    @Test
+    void r8_aFullDataDiskRefusesCreatesUntilSpaceReturnsWithoutARestart() throws Exception {
+        Path volume = Files.createTempDirectory("paddock-r8-");
+        HostFaults.mountTmpfs(volume, "4m");
+        Path data = volume.resolve("data");
+        try {
+            try (Paddock paddock = Paddock.local(LocalOptions.builder().dataDir(data)
+                    .defaultRuntime(tier().runtimeName()).build())) {
+                Sandbox running = paddock.create(small());
+                HostFaults.fill(volume.resolve("filler"));
+                assertThatThrownBy(() -> paddock.create(small())).isInstanceOf(SandboxException.class)
+                        .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.UNAVAILABLE))
+                        .hasMessageContaining("disk full or read-only");
+                assertThat(running.exec("echo", "unaffected").stdoutText()).isEqualTo("unaffected\n");
+                assertThat(paddock.list()).as("the refused create left no record").hasSize(1);
+
+                try (var leftovers = Files.list(volume)) {
+                    for (Path p : leftovers.filter(p -> p.getFileName().toString().startsWith("filler")).toList()) {
+                        Files.delete(p);
+                    }
+                }
+                Sandbox after = paddock.create(small());
+                assertThat(after.exec("echo", "recovered").stdoutText()).isEqualTo("recovered\n");
+            }
+            try (java.sql.Connection db = java.sql.DriverManager.getConnection("jdbc:sqlite:" + data.resolve("paddock.db"));
+                 java.sql.ResultSet rs = db.createStatement().executeQuery("PRAGMA integrity_check")) {
+                assertThat(rs.next()).isTrue();
+                assertThat(rs.getString(1)).as("the database after ENOSPC").isEqualTo("ok");
+            }
+            try (Paddock again = Paddock.local(LocalOptions.builder().dataDir(data).build())) {
+                assertThat(again.list()).hasSize(2).allSatisfy(i -> assertThat(i.state()).isEqualTo(SandboxState.RUNNING));
+                again.list().forEach(i -> again.get(i.id().value()).destroy());
+            }
+        } finally {
+            HostFaults.unmount(volume);
+            Files.deleteIfExists(volume);
+        }
+    }
+
+    @Test
+    void r9_anEngineOutOfHeapExitsAndTheNextOneAdoptsItsSandboxes() throws Exception {
+        assertThat(Files.readString(Path.of("..", "paddock"))).as("the launcher (and so `paddock serve`)")
+                .contains("-XX:+ExitOnOutOfMemoryError");
+        String id;
+        try (EngineProcess child = childWithJvm(List.of("-Xmx128m", "-XX:+ExitOnOutOfMemoryError"), null, "plain", "after:oom")) {
+            id = child.awaitReady(Duration.ofSeconds(60)).get(0);
+            assertThat(child.awaitExit()).as("ExitOnOutOfMemoryError's status, not a hang").isEqualTo(3);
+        }
+        try (Paddock paddock = restarted()) {
+            Sandbox sb = paddock.get(id);
+            assertThat(sb.state()).isEqualTo(SandboxState.RUNNING);
+            assertThat(sb.exec("cat", "/workspace/marker").stdoutText()).isEqualTo(id);
+            sb.destroy();
+        }
+    }
+
+    @Test
+    void r10_persistedDeadlinesIgnoreAWallClockStepWhileNoEngineRan() throws Exception {
+        List<String> ids;
+        try (EngineProcess child = child(null, "short:12", "short:12")) {
+            ids = child.awaitReady(Duration.ofSeconds(60));
+            child.kill();
+        }
+        // As if the wall clock had been stepped by an hour, one way for each sandbox, between the recording of
+        // their deadlines and the restart: the wall-clock deadlines are now an hour off.
+        try (java.sql.Connection db = java.sql.DriverManager.getConnection("jdbc:sqlite:" + dataDir.resolve("paddock.db"));
+             java.sql.PreparedStatement step = db.prepareStatement("UPDATE sandboxes SET expires_at = expires_at + ? WHERE id = ?")) {
+            step.setLong(1, -3_600_000L);
+            step.setString(2, ids.get(0));
+            assertThat(step.executeUpdate()).isEqualTo(1);
+            step.setLong(1, 3_600_000L);
+            step.setString(2, ids.get(1));
+            assertThat(step.executeUpdate()).isEqualTo(1);
+        }
+        try (Paddock paddock = restarted()) {
+            try {
+                for (String id : ids) {
+                    SandboxInfo info = paddock.get(id).info();
+                    assertThat(info.state()).as("not expired early").isEqualTo(SandboxState.RUNNING);
+                    assertThat(info.expiresAt()).as("the deadline shown is today's wall clock")
+                            .isBetween(java.time.Instant.now(), java.time.Instant.now().plusSeconds(12));
+                }
+                for (String id : ids) {
+                    SandboxInfo stopped = paddock.get(id).awaitStop(Duration.ofSeconds(30)).orElseThrow();
+                    assertThat(stopped.stopReason()).as("expired on time, not an hour late").contains(StopReason.TIMEOUT);
+                }
+            } finally {
+                // a persistent engine leaves its sandboxes running when it closes: never leave them on failure
+                ids.forEach(id -> paddock.get(id).destroy());
+            }
+        }
+    }
+
+    /** Bytes under a sandbox's bundle on the host (its config, FIFOs, logs). */
+    private static long bundleBytes(String id) throws IOException {
+        try (var walk = Files.walk(STATE.resolve("sandboxes").resolve(id))) {
+            return walk.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
+        }
+    }
+
+    @Test
     void operationsOnAnUnknownIdAfterRestartAreNotFound() {
         try (Paddock paddock = restarted()) {
             assertThatThrownBy(() -> paddock.get("sb-" + "b".repeat(26))).isInstanceOf(SandboxException.class)
@@ -190,9 +474,17 @@ class RestartTest {
         }
     }
 
-    private static SandboxSpec small() {
-        return SandboxSpec.builder().memory(ByteSize.mib(128)).pids(64).disk(ByteSize.mib(64))
-                .timeout(Duration.ofMinutes(3)).build();
+    /** 128 MiB on runc; 512 on runsc, whose limit also holds the Sentry's and gofer's memory (docs/SECURITY.md). */
+    private SandboxSpec small() {
+        return SandboxSpec.builder().memory(ByteSize.mib(tier() == Tier.RUNSC ? 512 : 128)).pids(64)
+                .disk(ByteSize.mib(64)).timeout(Duration.ofMinutes(3)).build();
+    }
+
+    /** The runtime's own state for a sandbox: runc's directory, or runsc's state and lock files. */
+    private List<Path> runtimeState(String id) throws IOException {
+        try (var files = Files.list(STATE.resolve(tier().runtimeName()))) {
+            return files.filter(p -> p.getFileName().toString().startsWith(id)).toList();
+        }
     }
 
     private static void ignoreStopped(Runnable r) {

@@ -52,8 +52,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class SandboxManager implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("io.paddock.engine");
     static final Duration ATTACH_TIMEOUT = Duration.ofSeconds(20);
-    /** The init's own deadline trails the engine's, as a backstop should the engine die. */
-    static final Duration INIT_DEADLINE_GRACE = Duration.ofSeconds(30);
+    /**
+     * The init's own deadline trails the engine's, as a backstop should the engine die (and no engine come
+     * back). Tests shorten it with {@code -Dpaddock.test.initDeadlineGrace=PT1S}.
+     */
+    static final Duration INIT_DEADLINE_GRACE = Duration.parse(System.getProperty("paddock.test.initDeadlineGrace", "PT30S"));
     static final Duration STOPPED_RETENTION = Duration.ofMinutes(10);
     static final int RLIMIT_CORE = 4;
     static final int RLIMIT_NOFILE = 7;
@@ -141,19 +144,21 @@ final class SandboxManager implements AutoCloseable {
         try {
             // Recorded before anything exists on the host: a crash from here on leaves a CREATING row that
             // the next engine turns into a cleanup (ATTACKS.md R2).
+            // The lifetime runs from here, on the monotonic clock; it is persisted with that clock's value.
+            long deadline = System.nanoTime() + spec.timeout().toNanos();
             store.insert(new SandboxStore.Row(id, spec, identity.token(), SandboxState.CREATING, Optional.empty(),
-                    sb.createdAt(), sb.info().expiresAt(), 0, Optional.empty()));
+                    sb.createdAt(), new Deadlines.Deadline(sb.info().expiresAt(), deadline, Deadlines.BOOT), 0,
+                    Optional.empty()));
             recorded = true;
             byte[] nonce = Ids.nonce();
             Failpoints.hit("create.before-runtime-start");
             rt = warm != null ? warm.runtime() : runtime.start(new StartRequest(id, spec, identity.token(), hello(nonce)));
             Failpoints.hit("create.after-runtime-start");
             InitClient client = warm != null ? warm.client() : InitClient.attach(rt.fromInit(), rt.toInit(), nonce, ATTACH_TIMEOUT, id.value());
-            long deadline = System.nanoTime() + spec.timeout().toNanos();
-            client.setDeadline(deadline + INIT_DEADLINE_GRACE.toNanos());
+            client.setDeadline(Duration.ofNanos(deadline - System.nanoTime()).plus(INIT_DEADLINE_GRACE));
             store.updateState(id, SandboxState.RUNNING, null);
             sb.running(rt, client);
-            deadlines.put(id, timers.schedule(() -> expire(sb), spec.timeout().toNanos(), TimeUnit.NANOSECONDS));
+            deadlines.put(id, timers.schedule(() -> expire(sb), deadline - System.nanoTime(), TimeUnit.NANOSECONDS));
             client.closed().whenComplete((v, e) -> onInitGone(sb));
             if (!spec.entrypoint().isEmpty()) {
                 startEntrypoint(sb);
@@ -342,10 +347,10 @@ final class SandboxManager implements AutoCloseable {
         if (previous != null) {
             previous.cancel(false);
         }
-        Instant expiresAt = Instant.now().plus(fromNow);
-        store.updateExpiry(sb.id(), expiresAt);
-        sb.setExpiresAt(expiresAt);
-        sb.client().setDeadline(System.nanoTime() + fromNow.toNanos() + INIT_DEADLINE_GRACE.toNanos());
+        Deadlines.Deadline deadline = Deadlines.after(System.nanoTime(), fromNow);
+        store.updateExpiry(sb.id(), deadline);
+        sb.setExpiresAt(deadline.wall());
+        sb.client().setDeadline(fromNow.plus(INIT_DEADLINE_GRACE));
     }
 
     private void cancelDeadline(SandboxId id) {
@@ -480,7 +485,7 @@ final class SandboxManager implements AutoCloseable {
                 case CREATING, STOPPING -> {
                     ManagedSandbox sb = ManagedSandbox.restoredStopped(this, new SandboxStore.Row(row.id(), row.spec(),
                             row.owner(), SandboxState.STOPPED, Optional.of(row.stopReason().orElse(StopReason.FAILED)),
-                            row.createdAt(), row.expiresAt(), row.entrypointChannel(), row.entrypointExit()));
+                            row.createdAt(), row.deadline(), row.entrypointChannel(), row.entrypointExit()));
                     try {
                         runtimeOf(row.spec()).destroy(row.id());
                         store.updateState(row.id(), SandboxState.STOPPED, sb.stopReason());
@@ -535,11 +540,10 @@ final class SandboxManager implements AutoCloseable {
                 rt.closeChannel();
                 throw e;
             }
-            Duration left = Duration.between(Instant.now(), row.expiresAt());
-            if (left.isNegative()) {
-                left = Duration.ZERO;
-            }
-            client.setDeadline(System.nanoTime() + left.toNanos() + INIT_DEADLINE_GRACE.toNanos());
+            // From the monotonic clock on this boot: a wall-clock step while no engine ran changes nothing (R10).
+            Duration left = Deadlines.remaining(row.deadline(), Instant.now(), System.nanoTime(), Deadlines.BOOT);
+            sb.setExpiresAt(Instant.now().plus(left));
+            client.setDeadline(left.plus(INIT_DEADLINE_GRACE));
             sb.running(rt, client);
             deadlines.put(row.id(), timers.schedule(() -> expire(sb), left.toNanos(), TimeUnit.NANOSECONDS));
             client.closed().whenComplete((v, e) -> onInitGone(sb));
@@ -548,8 +552,10 @@ final class SandboxManager implements AutoCloseable {
             }
             LOG.log(System.Logger.Level.INFO, "adopted " + row.id());
         } catch (RuntimeException e) {
+            // Gone while no engine ran: at its deadline (the init's own backstop) that is a timeout, else a failure.
+            boolean expired = Deadlines.remaining(row.deadline(), Instant.now(), System.nanoTime(), Deadlines.BOOT).isZero();
             LOG.log(System.Logger.Level.WARNING, "could not re-attach " + row.id() + ", removing it: " + e.getMessage());
-            stopper.execute(() -> destroyQuietly(sb, StopReason.FAILED));
+            stopper.execute(() -> destroyQuietly(sb, expired ? StopReason.TIMEOUT : StopReason.FAILED));
         }
     }
 

@@ -17,16 +17,22 @@ import java.util.Optional;
  */
 interface SandboxStore extends AutoCloseable {
 
-    /** One sandbox as recorded. Secrets are part of the spec: the store must be readable by root only. */
+    /**
+     * One sandbox as recorded. Secrets are part of the spec: the store must be readable by root only. The
+     * lifetime deadline is kept on both clocks ({@link Deadlines}).
+     */
     record Row(SandboxId id, SandboxSpec spec, String owner, SandboxState state, Optional<StopReason> stopReason,
-               Instant createdAt, Instant expiresAt, int entrypointChannel, Optional<ExitStatus> entrypointExit) {
+               Instant createdAt, Deadlines.Deadline deadline, int entrypointChannel, Optional<ExitStatus> entrypointExit) {
+        Instant expiresAt() {
+            return deadline.wall();
+        }
     }
 
     void insert(Row row);
 
     void updateState(SandboxId id, SandboxState state, StopReason reason);
 
-    void updateExpiry(SandboxId id, Instant expiresAt);
+    void updateExpiry(SandboxId id, Deadlines.Deadline deadline);
 
     void updateEntrypoint(SandboxId id, int channel, ExitStatus exitOrNull);
 
@@ -48,7 +54,7 @@ interface SandboxStore extends AutoCloseable {
         }
 
         @Override
-        public void updateExpiry(SandboxId id, Instant expiresAt) {
+        public void updateExpiry(SandboxId id, Deadlines.Deadline deadline) {
         }
 
         @Override

@@ -31,7 +31,8 @@ import java.util.Optional;
  * One connection, used under this object's lock.
  */
 final class SqliteSandboxStore implements SandboxStore {
-    private static final int SCHEMA = 1;
+    /** 2: the monotonic deadline and its boot ({@link Deadlines}); version 1 files gain the columns on open. */
+    private static final int SCHEMA = 2;
 
     private final Connection db;
 
@@ -62,8 +63,15 @@ final class SqliteSandboxStore implements SandboxStore {
                           created_at INTEGER NOT NULL,
                           expires_at INTEGER NOT NULL,
                           entrypoint_channel INTEGER NOT NULL DEFAULT 0,
-                          entrypoint_exit TEXT
+                          entrypoint_exit TEXT,
+                          expires_mono INTEGER NOT NULL DEFAULT 0,
+                          boot_id TEXT NOT NULL DEFAULT ''
                         )""");
+                if (!columns(c).contains("expires_mono")) {
+                    // a version 1 file: its rows keep boot_id '', so their deadlines come from the wall clock
+                    s.execute("ALTER TABLE sandboxes ADD COLUMN expires_mono INTEGER NOT NULL DEFAULT 0");
+                    s.execute("ALTER TABLE sandboxes ADD COLUMN boot_id TEXT NOT NULL DEFAULT ''");
+                }
                 s.execute("PRAGMA user_version=" + SCHEMA);
             }
             return new SqliteSandboxStore(c);
@@ -75,7 +83,7 @@ final class SqliteSandboxStore implements SandboxStore {
     @Override
     public synchronized void insert(Row r) {
         update("INSERT INTO sandboxes(id, spec, owner, state, stop_reason, created_at, expires_at, entrypoint_channel,"
-                + " entrypoint_exit) VALUES (?,?,?,?,?,?,?,?,?)", ps -> {
+                + " entrypoint_exit, expires_mono, boot_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)", ps -> {
             ps.setString(1, r.id().value());
             ps.setString(2, Wire.JSON.writeValueAsString(Wire.json(r.spec())));
             ps.setString(3, r.owner());
@@ -85,6 +93,8 @@ final class SqliteSandboxStore implements SandboxStore {
             ps.setLong(7, r.expiresAt().toEpochMilli());
             ps.setInt(8, r.entrypointChannel());
             setNullable(ps, 9, r.entrypointExit().map(s -> Wire.json(s).toString()).orElse(null));
+            ps.setLong(10, r.deadline().monotonic());
+            ps.setString(11, r.deadline().boot());
         });
     }
 
@@ -98,10 +108,12 @@ final class SqliteSandboxStore implements SandboxStore {
     }
 
     @Override
-    public synchronized void updateExpiry(SandboxId id, Instant expiresAt) {
-        update("UPDATE sandboxes SET expires_at = ? WHERE id = ?", ps -> {
-            ps.setLong(1, expiresAt.toEpochMilli());
-            ps.setString(2, id.value());
+    public synchronized void updateExpiry(SandboxId id, Deadlines.Deadline deadline) {
+        update("UPDATE sandboxes SET expires_at = ?, expires_mono = ?, boot_id = ? WHERE id = ?", ps -> {
+            ps.setLong(1, deadline.wall().toEpochMilli());
+            ps.setLong(2, deadline.monotonic());
+            ps.setString(3, deadline.boot());
+            ps.setString(4, id.value());
         });
     }
 
@@ -124,14 +136,15 @@ final class SqliteSandboxStore implements SandboxStore {
         List<Row> out = new ArrayList<>();
         try (Statement s = db.createStatement();
              ResultSet rs = s.executeQuery("SELECT id, spec, owner, state, stop_reason, created_at, expires_at,"
-                     + " entrypoint_channel, entrypoint_exit FROM sandboxes ORDER BY created_at, id")) {
+                     + " entrypoint_channel, entrypoint_exit, expires_mono, boot_id FROM sandboxes ORDER BY created_at, id")) {
             while (rs.next()) {
                 String reason = rs.getString(5);
                 String exit = rs.getString(9);
                 out.add(new Row(new SandboxId(rs.getString(1)), Wire.spec(Wire.JSON.readTree(rs.getString(2))),
                         rs.getString(3), SandboxState.valueOf(rs.getString(4)),
                         reason == null ? Optional.empty() : Optional.of(StopReason.valueOf(reason)),
-                        Instant.ofEpochMilli(rs.getLong(6)), Instant.ofEpochMilli(rs.getLong(7)), rs.getInt(8),
+                        Instant.ofEpochMilli(rs.getLong(6)),
+                        new Deadlines.Deadline(Instant.ofEpochMilli(rs.getLong(7)), rs.getLong(10), rs.getString(11)), rs.getInt(8),
                         exit == null ? Optional.empty() : Optional.of(Wire.exitStatus(Wire.JSON.readTree(exit)))));
             }
         } catch (SQLException | IOException e) {
@@ -161,6 +174,16 @@ final class SqliteSandboxStore implements SandboxStore {
             throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot record the change in the state database"
                     + " (disk full or read-only?): " + e.getMessage(), e);
         }
+    }
+
+    private static java.util.Set<String> columns(Connection c) throws SQLException {
+        java.util.Set<String> out = new java.util.HashSet<>();
+        try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("PRAGMA table_info(sandboxes)")) {
+            while (rs.next()) {
+                out.add(rs.getString("name"));
+            }
+        }
+        return out;
     }
 
     private static void setNullable(PreparedStatement ps, int i, String v) throws SQLException {

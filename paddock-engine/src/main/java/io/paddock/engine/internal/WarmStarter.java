@@ -40,8 +40,7 @@ final class WarmStarter implements WarmPool.Starter {
         try {
             rt = runtime.start(new StartRequest(id, shape, owner, hello.toByteArray()));
             InitClient client = InitClient.attach(rt.fromInit(), rt.toInit(), nonce, SandboxManager.ATTACH_TIMEOUT, id.value());
-            long now = System.nanoTime();
-            client.setDeadline(now + maxIdle.toNanos() + SandboxManager.INIT_DEADLINE_GRACE.toNanos());
+            client.setDeadline(maxIdle.plus(SandboxManager.INIT_DEADLINE_GRACE));
             warmUp(client, shape);
             return new WarmPool.Warm(id, shape, rt, client, System.nanoTime());
         } catch (RuntimeException e) {

@@ -24,21 +24,35 @@ import java.util.concurrent.TimeUnit;
  */
 public final class EngineProcess implements AutoCloseable {
     private final Process process;
+    private final BufferedReader output;
     private final List<String> ids = new ArrayList<>();
 
     private EngineProcess(Process process) {
         this.process = process;
+        this.output = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
     }
 
     /**
      * Starts a child engine on {@code dataDir} creating one sandbox per plan entry ({@code plain},
      * {@code named:NAME}, {@code entrypoint} (prints a tick five times a second), {@code short}: a 6-second
-     * lifetime), or destroying one ({@code destroy:ID}); {@code pool:N} gives the child a warm pool of N
-     * sandboxes of the plans' shape, filled before the first plan (so plain creates are pool hits). With a failpoint, the child dies when it reaches it.
+     * lifetime, {@code short:N}: N seconds), or destroying one ({@code destroy:ID}); {@code pool:N} gives the child a warm pool of N
+     * sandboxes of the plans' shape, filled before the first plan (so plain creates are pool hits);
+     * {@code runtime:NAME} makes NAME the child's default tier. After READY, an {@code after:upload},
+     * {@code after:download} or {@code after:oom} entry makes the child stall in the middle of an upload to
+     * (or a download of) {@code /workspace/big} in its first sandbox, printing {@code UPLOADING} or
+     * {@code DOWNLOADING} once several MiB went through, or fill its heap until the JVM dies. With a
+     * failpoint, the child dies when it reaches it.
      */
     public static EngineProcess start(Path dataDir, String failpoint, String... plan) throws IOException {
+        return start(List.of(), dataDir, failpoint, plan);
+    }
+
+    /** As {@link #start(Path, String, String...)}, with extra JVM options for the child (a heap limit). */
+    public static EngineProcess start(List<String> jvmOptions, Path dataDir, String failpoint, String... plan)
+            throws IOException {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path")));
+        cmd.addAll(jvmOptions);
         if (failpoint != null) {
             cmd.add("-Dpaddock.failpoint=" + failpoint);
         }
@@ -51,17 +65,22 @@ public final class EngineProcess implements AutoCloseable {
 
     /** Reads the child's output until READY (or its death); returns the sandbox ids it created. */
     public List<String> awaitReady(Duration timeout) throws IOException {
-        BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+        awaitLine("READY", timeout);
+        return List.copyOf(ids);
+    }
+
+    /** Reads the child's output until a line equal to {@code expected}; false if it died or the time ran out first. */
+    public boolean awaitLine(String expected, Duration timeout) throws IOException {
         long deadline = System.nanoTime() + timeout.toNanos();
         String line;
-        while (System.nanoTime() < deadline && (line = r.readLine()) != null) {
+        while (System.nanoTime() < deadline && (line = output.readLine()) != null) {
             if (line.startsWith("SANDBOX ")) {
                 ids.add(line.substring("SANDBOX ".length()).trim());
-            } else if (line.equals("READY")) {
-                return List.copyOf(ids);
+            } else if (line.equals(expected)) {
+                return true;
             }
         }
-        return List.copyOf(ids);
+        return false;
     }
 
     /** SIGKILL, as a crash or the OOM killer would: no shutdown hook runs. */
@@ -70,6 +89,7 @@ public final class EngineProcess implements AutoCloseable {
         process.waitFor(30, TimeUnit.SECONDS);
     }
 
+    /** The child's exit status; fails (IllegalThreadStateException) if it still runs after a minute. */
     public int awaitExit() throws InterruptedException {
         process.waitFor(60, TimeUnit.SECONDS);
         return process.exitValue();
@@ -92,7 +112,9 @@ public final class EngineProcess implements AutoCloseable {
         LocalOptions.Builder options = LocalOptions.builder().dataDir(dataDir);
         int pooled = 0;
         for (int i = 1; i < args.length; i++) {
-            if (args[i].startsWith("pool:")) {
+            if (args[i].startsWith("runtime:")) {
+                options.defaultRuntime(args[i].substring("runtime:".length()));
+            } else if (args[i].startsWith("pool:")) {
                 // a warm pool of the plans' shape, filled before anything else happens
                 pooled = Integer.parseInt(args[i].substring(5));
                 options.warmPool(io.paddock.PoolConfig.builder().size(pooled).shape(SandboxSpec.builder()
@@ -105,11 +127,12 @@ public final class EngineProcess implements AutoCloseable {
                 && System.nanoTime() < until) {
             Thread.sleep(20);
         }
+        List<Sandbox> created = new ArrayList<>();
         SandboxSpec.Builder base = SandboxSpec.builder().memory(ByteSize.mib(128)).pids(64).disk(ByteSize.mib(64))
                 .timeout(Duration.ofMinutes(3));
         for (int i = 1; i < args.length; i++) {
             String plan = args[i];
-            if (plan.startsWith("pool:")) {
+            if (plan.startsWith("pool:") || plan.startsWith("runtime:") || plan.startsWith("after:")) {
                 continue;
             }
             if (plan.startsWith("destroy:")) {
@@ -123,6 +146,8 @@ public final class EngineProcess implements AutoCloseable {
                 spec = base.entrypoint("sh", "-c", "while true; do echo tick; sleep 0.2; done").build();
             } else if (plan.equals("short")) {
                 spec = base.timeout(Duration.ofSeconds(6)).build();
+            } else if (plan.startsWith("short:")) {
+                spec = base.timeout(Duration.ofSeconds(Long.parseLong(plan.substring(6)))).build();
             } else {
                 spec = base.build();
             }
@@ -130,11 +155,75 @@ public final class EngineProcess implements AutoCloseable {
             Sandbox sb = paddock.create(spec);
             sb.files().writeString("/workspace/marker", sb.id().value());
             sb.start(ExecRequest.builder().argv("sleep", "600").build());
+            created.add(sb);
             System.out.println("SANDBOX " + sb.id());
             System.out.flush();
         }
         System.out.println("READY");
         System.out.flush();
+        for (int i = 1; i < args.length; i++) {
+            switch (args[i]) {
+                case "after:upload" -> created.get(0).files().write("/workspace/big", new StallingStream("UPLOADING"));
+                case "after:download" -> {
+                    Sandbox sb = created.get(0);
+                    sb.files().write("/workspace/big", new byte[STALL_AFTER * 2]);
+                    try (java.io.InputStream in = sb.files().openRead("/workspace/big")) {
+                        in.readNBytes(STALL_AFTER);
+                        announce("DOWNLOADING");
+                        Thread.sleep(Long.MAX_VALUE);
+                    }
+                }
+                case "after:oom" -> {
+                    List<byte[]> hog = new ArrayList<>();
+                    while (true) {
+                        hog.add(new byte[1 << 20]);
+                    }
+                }
+                default -> {
+                }
+            }
+        }
         Thread.sleep(Long.MAX_VALUE);
+    }
+
+    /** How much of an upload or download goes through before the child stalls (and the test kills it). */
+    private static final int STALL_AFTER = 8 << 20;
+
+    private static void announce(String line) {
+        System.out.println(line);
+        System.out.flush();
+    }
+
+    /** An upload source that gives {@link #STALL_AFTER} bytes, announces it, then never ends. */
+    private static final class StallingStream extends java.io.InputStream {
+        private final String announcement;
+        private long given;
+
+        StallingStream(String announcement) {
+            this.announcement = announcement;
+        }
+
+        @Override
+        public int read() {
+            byte[] one = new byte[1];
+            return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) {
+            if (given >= STALL_AFTER) {
+                announce(announcement);
+                try {
+                    Thread.sleep(Long.MAX_VALUE);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return -1;
+            }
+            int n = (int) Math.min(len, STALL_AFTER - given);
+            java.util.Arrays.fill(b, off, off + n, (byte) 'x');
+            given += n;
+            return n;
+        }
     }
 }

@@ -26,8 +26,8 @@ public final class Frames {
 
     // engine -> init
     public static final int HELLO = 0x01, SPAWN = 0x02, STDIN = 0x03, STDIN_CLOSE = 0x04, SIGNAL = 0x05,
-            WINDOW = 0x06, DEADLINE = 0x07, PING = 0x08, RELEASE = 0x09, SHUTDOWN = 0x0A, F_READ = 0x10,
-            F_WRITE_OPEN = 0x11, F_WRITE_DATA = 0x12, F_WRITE_END = 0x13, F_WRITE_ABORT = 0x14, F_LIST = 0x15,
+            WINDOW = 0x06, DEADLINE = 0x07, PING = 0x08, RELEASE = 0x09, SHUTDOWN = 0x0A, DEADLINE_IN = 0x0B,
+            F_READ = 0x10, F_WRITE_OPEN = 0x11, F_WRITE_DATA = 0x12, F_WRITE_END = 0x13, F_WRITE_ABORT = 0x14, F_LIST = 0x15,
             F_STAT = 0x16, F_MKDIR = 0x17, F_REMOVE = 0x18, F_MOVE = 0x19, F_CANCEL = 0x1A;
     // init -> engine
     public static final int HELLO_ACK = 0x41, SPAWNED = 0x42, DATA = 0x43, EXIT = 0x44, WINDOW_ACK = 0x45,
@@ -199,8 +199,17 @@ public final class Frames {
         return encode(WINDOW, channel, new Payload().u8(stream).u32(increment));
     }
 
+    /** DEADLINE: absolute, on the init's CLOCK_MONOTONIC. Engines send {@link #deadlineIn} instead. */
     public static byte[] deadline(long monotonicNanos) {
         return encode(DEADLINE, 0, new Payload().u64(monotonicNanos));
+    }
+
+    /** DEADLINE_IN: nanoseconds from receipt, on whatever monotonic clock the init has; 0 = none. */
+    public static byte[] deadlineIn(long nanosFromNow) {
+        if (nanosFromNow < 0) {
+            throw new IllegalArgumentException("negative deadline: " + nanosFromNow);
+        }
+        return encode(DEADLINE_IN, 0, new Payload().u64(nanosFromNow));
     }
 
     public static byte[] ping(byte[] payload) {

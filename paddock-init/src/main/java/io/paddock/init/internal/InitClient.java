@@ -233,9 +233,13 @@ public final class InitClient implements AutoCloseable {
         }
     }
 
-    /** Arms the init's own backstop: at this CLOCK_MONOTONIC time it kills everything and exits. */
-    public void setDeadline(long monotonicNanos) {
-        send(Frames.deadline(monotonicNanos));
+    /**
+     * Arms the init's own backstop: this long from now it kills everything and exits. Relative, because the
+     * init's monotonic clock need not be the engine's (under gVisor it is the Sentry's, which starts near
+     * zero); the transit time only makes the backstop later.
+     */
+    public void setDeadline(Duration fromNow) {
+        send(Frames.deadlineIn(Math.max(0, fromNow.toNanos())));
     }
 
     /** Asks the init to kill everything and exit. */

@@ -76,6 +76,7 @@ class FramesGoldenTest {
         assertThat(Frames.signal(7, 9, 1)).isEqualTo(all("kill"));
         assertThat(Frames.window(7, 1, 65536)).isEqualTo(all("window"));
         assertThat(Frames.deadline(123456789000L)).isEqualTo(all("deadline"));
+        assertThat(Frames.deadlineIn(30_000_000_000L)).isEqualTo(all("deadline_in"));
         assertThat(Frames.ping("12345678".getBytes(StandardCharsets.US_ASCII))).isEqualTo(all("ping"));
         assertThat(Frames.release(7)).isEqualTo(all("release"));
         assertThat(Frames.shutdown()).isEqualTo(all("shutdown"));
