@@ -2,7 +2,6 @@ package io.paddock.cli;
 
 import io.paddock.ErrorCode;
 import io.paddock.Paddock;
-import io.paddock.Sandbox;
 import io.paddock.SandboxException;
 import io.paddock.code.CodeContext;
 import io.paddock.code.CodeInterpreter;
@@ -78,11 +77,10 @@ final class CodeCommand implements Callable<Integer> {
         }
         Duration limit = timeout == null ? null : SpecOptions.duration("timeout", timeout);
         Path dir = CodeOutput.artifactsDir(artifacts);
-        // The interpreter is deliberately not closed: the contexts belong to the daemon, not to this process.
-        Paddock paddock = connection.connect();
-        try {
-            Sandbox sb = Connection.find(paddock, sandbox);
-            CodeInterpreter interpreter = CodeInterpreter.of(sb);
+        // Against a daemon the interpreter is the remote one: closing it releases this process's handle,
+        // while the contexts stay in the daemon for the next invocation.
+        try (Paddock paddock = connection.connect();
+             CodeInterpreter interpreter = CodeInterpreter.of(Connection.find(paddock, sandbox))) {
             if (list) {
                 printContexts(interpreter.contexts());
                 return 0;
@@ -112,8 +110,6 @@ final class CodeCommand implements Callable<Integer> {
                 result = ctx.run(request.build(), output);
             }
             return output.finish(result, dir, limit, null);
-        } finally {
-            paddock.close();
         }
     }
 

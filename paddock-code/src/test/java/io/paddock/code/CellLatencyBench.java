@@ -14,7 +14,7 @@ import java.util.function.Supplier;
  * the same sandbox, in the same run:
  * <pre>
  * mvn -o -q -pl paddock-code test-compile exec:java -Dexec.classpathScope=test \
- *     -Dexec.mainClass=io.paddock.code.CellLatencyBench [-Dexec.args=500]
+ *     -Dexec.mainClass=io.paddock.code.CellLatencyBench [-Dexec.args="500 runsc"]
  * </pre>
  */
 public final class CellLatencyBench {
@@ -23,12 +23,17 @@ public final class CellLatencyBench {
 
     public static void main(String[] args) {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 300;
+        SandboxSpec.Builder spec = SandboxSpec.builder().memory(ByteSize.mib(512)).timeout(Duration.ofMinutes(20));
+        if (args.length > 1) {
+            spec.runtime(args[1]);
+        }
         try (Paddock paddock = Paddock.local();
-             Sandbox sb = paddock.create(SandboxSpec.builder().memory(ByteSize.mib(512)).timeout(Duration.ofMinutes(20)).build());
+             Sandbox sb = paddock.create(spec.build());
              CodeInterpreter code = CodeInterpreter.of(sb);
              CodeContext py = code.createContext("python");
              CodeContext js = code.createContext("javascript")) {
             py.run("x = 0");
+            System.out.println("tier: " + sb.info().runtime() + ", load average: " + loadAverage());
             System.out.printf("%-46s %6s %9s %9s %9s %9s%n", "operation (ms)", "n", "p50", "p90", "p99", "max");
             row("python cell `x += 1` in an existing context", n, () -> check(py.run("x += 1").success()));
             row("python cell `x` (rich output) in a context", n, () -> check(py.run("x").value().isPresent()));
@@ -37,6 +42,14 @@ public final class CellLatencyBench {
             row("fresh `node -e 0` (sandbox.exec)", Math.max(50, n / 4), () -> check(sb.exec("node", "-e", "0").success()));
             row("one-shot run(\"python\", \"pass\")", Math.max(50, n / 4), () -> check(code.run("python", "pass").success()));
             System.out.println("python cells run: " + py.info().cells() + ", final x = " + py.run("x").value().orElseThrow().text());
+        }
+    }
+
+    private static String loadAverage() {
+        try {
+            return java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg")).trim();
+        } catch (java.io.IOException e) {
+            return "unknown";
         }
     }
 

@@ -158,6 +158,37 @@ class CliIT {
     }
 
     @Test
+    void codeCellsRunInADaemonContextThatPersistsBetweenInvocations() throws Exception {
+        String id = remote("create", "--memory", "512m").out().trim();
+        try {
+            assertThat(remote("code", id, "--lang", "python", "--code", "print(6 * 7)").out()).isEqualTo("42\n");
+            Result first = remote("code", id, "--context", "nb", "--lang", "python", "--code", "import math\nx = 41");
+            assertThat(first.code()).as(first.err()).isZero();
+            assertThat(remote("code", id, "--context", "nb", "--code", "math.floor(x + 1.5)").out()).isEqualTo("42\n");
+            Result err = remote("code", id, "--context", "nb", "--code", "undefined_name");
+            assertThat(err.code()).isEqualTo(1);
+            assertThat(err.err()).contains("NameError");
+            Path out = dataDir.resolve("cell-artifacts");
+            Result plot = remote("code", id, "--context", "nb", "--artifacts", out.toString(), "--code",
+                    "import matplotlib.pyplot as plt\nplt.plot([x, 1])");
+            assertThat(plot.code()).as(plot.err()).isZero();
+            assertThat(Files.readAllBytes(out.resolve("plot-1.png"))).startsWith(0x89, 'P', 'N', 'G');
+            assertThat(remote("code", id, "--contexts").out()).contains("nb").contains("python");
+            assertThat(remote("code", id, "--context", "nb", "--restart").code()).isZero();
+            assertThat(remote("code", id, "--context", "nb", "--code", "'x' in dir()").out()).isEqualTo("False\n");
+            assertThat(remote("code", id, "--context", "nb", "--remove").code()).isZero();
+            Result gone = remote("code", id, "--context", "nb", "--code", "1");
+            assertThat(gone.code()).isEqualTo(2);
+            assertThat(gone.err()).contains("no context 'nb'").contains("--lang");
+            Result unknown = remote("code", id, "--lang", "cobol", "--code", "x");
+            assertThat(unknown.code()).isEqualTo(2);
+            assertThat(unknown.err()).contains("unknown language 'cobol'");
+        } finally {
+            assertThat(remote("rm", id).code()).isZero();
+        }
+    }
+
+    @Test
     void badUsageSaysWhatIsWrong() throws Exception {
         Result size = paddock("run", "--memory", "lots", "--", "true");
         assertThat(size.code()).isEqualTo(2);
