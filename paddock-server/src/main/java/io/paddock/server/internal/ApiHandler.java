@@ -43,8 +43,9 @@ import java.util.function.Supplier;
 /**
  * The HTTP API: authenticates, routes, translates JSON to {@link Paddock} calls and back, and maps every
  * failure to the one {@code Error} shape. Every sandbox it touches is looked up through {@link Tenancy}
- * with the request's {@link Caller}, so a tenant reaches only its own (ATTACKS.md A62). Blocking: Jetty runs each request on a pool thread, bounded by
- * the connection limit. Stateless apart from its collaborators, so thread-safe.
+ * with the request's {@link Caller}, so a tenant reaches only its own (ATTACKS.md A62). Blocking: Jetty
+ * runs each request on a pool thread, bounded by the connection limit. Stateless apart from its
+ * collaborators, so thread-safe.
  */
 public final class ApiHandler extends Handler.Abstract {
     private static final System.Logger LOG = System.getLogger(ApiHandler.class.getName());
@@ -106,7 +107,8 @@ public final class ApiHandler extends Handler.Abstract {
             return;
         }
         Fields query = query(request);
-        Caller caller = auth.check(Request.getRemoteAddr(request), request.getHeaders().getValuesList(HttpHeader.AUTHORIZATION),
+        Caller caller = auth.check(Request.getRemoteAddr(request),
+                request.getHeaders().getValuesList(HttpHeader.AUTHORIZATION),
                 query.get("token") != null || query.get("access_token") != null);
         Route.Match m = Route.match(method, path);
         switch (m.route()) {
