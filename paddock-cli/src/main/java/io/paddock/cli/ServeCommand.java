@@ -3,6 +3,7 @@ package io.paddock.cli;
 import io.paddock.LocalOptions;
 import io.paddock.server.Daemon;
 import io.paddock.server.DaemonOptions;
+import io.paddock.server.ServerOptions;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -13,7 +14,9 @@ import java.util.concurrent.Callable;
 @Command(name = "serve", sortOptions = false,
         description = {"Run the Paddock daemon: the REST + WebSocket API (see /v1/openapi.json) over the local engine.",
                 "Its sandboxes survive a restart of the daemon. Needs root and runc (runsc for the gVisor tier).",
-                "The token comes from $PADDOCK_TOKEN, or is generated at first start and stored in DATA_DIR/token (mode 0600)."},
+                "The token comes from $PADDOCK_TOKEN, or is generated at first start and stored in DATA_DIR/token (mode 0600).",
+                "That token is the operator's: it sees every sandbox. Tenants' tokens (each sees only its own sandboxes)",
+                "come from DATA_DIR/tenants if it exists, or --tenants FILE: one 'NAME TOKEN' per line, mode 0600."},
         footer = {"", "Example:", "  sudo ./paddock serve --listen 127.0.0.1:7070 --data-dir /var/lib/paddock"})
 final class ServeCommand implements Callable<Integer> {
     @Option(names = "--listen", paramLabel = "HOST:PORT", description = "Where to listen (default: " + DaemonOptions.DEFAULT_LISTEN + ").")
@@ -27,6 +30,15 @@ final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--max-sandboxes", paramLabel = "N", description = "The most live sandboxes at once (default: 1000); more get HTTP 429.")
     int maxSandboxes = DaemonOptions.DEFAULT_MAX_SANDBOXES;
+
+    @Option(names = "--tenants", paramLabel = "FILE",
+            description = "The tenants file (default: DATA_DIR/tenants, if it exists): 'NAME TOKEN' per line, '#' comments, mode 0600.")
+    Path tenants;
+
+    @Option(names = "--max-sandboxes-per-tenant", paramLabel = "N",
+            description = "The most live sandboxes one tenant may have at once (default: "
+                    + ServerOptions.DEFAULT_MAX_SANDBOXES_PER_TENANT + "); more get HTTP 429.")
+    int maxSandboxesPerTenant = ServerOptions.DEFAULT_MAX_SANDBOXES_PER_TENANT;
 
     @Option(names = "--default-runtime", paramLabel = "TIER",
             description = "Isolation tier for sandboxes that name none: runc or runsc (gVisor) (default: runc).")
@@ -42,7 +54,8 @@ final class ServeCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         DaemonOptions.Builder options = DaemonOptions.builder().listen(listen).dataDir(dataDir.toAbsolutePath())
-                .stateDir(stateDir.toAbsolutePath()).maxSandboxes(maxSandboxes).defaultRuntime(defaultRuntime);
+                .stateDir(stateDir.toAbsolutePath()).maxSandboxes(maxSandboxes).defaultRuntime(defaultRuntime)
+                .tenantsFile(tenants == null ? null : tenants.toAbsolutePath()).maxSandboxesPerTenant(maxSandboxesPerTenant);
         pools.forEach(p -> options.pool(PoolOption.parse(p)));
         Daemon.run(options.build());
         return 0;

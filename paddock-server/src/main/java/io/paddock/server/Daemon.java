@@ -4,6 +4,7 @@ import io.paddock.ErrorCode;
 import io.paddock.LocalOptions;
 import io.paddock.Paddock;
 import io.paddock.SandboxException;
+import io.paddock.server.internal.TenantsFile;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -22,6 +23,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.ByteBuffer;
 import java.security.SecureRandom;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
@@ -31,11 +33,13 @@ import java.util.concurrent.CountDownLatch;
  *
  * <p>The token comes from {@code PADDOCK_TOKEN} if set, else from {@code <dataDir>/token}; if neither
  * exists one is generated (32 random bytes, base64url) and written to {@code <dataDir>/token} with mode
- * 0600. The token itself is never printed.
+ * 0600. The token itself is never printed. It is the operator's token, which sees every sandbox; tenants'
+ * tokens come from the tenants file ({@code --tenants FILE}, else {@code <dataDir>/tenants} if it exists).
  */
 public final class Daemon {
     static final String TOKEN_ENV = "PADDOCK_TOKEN";
     static final String TOKEN_FILE = "token";
+    static final String TENANTS_FILE = "tenants";
     private static final int MAX_TOKEN_FILE_BYTES = 4096;
 
     private Daemon() {
@@ -88,13 +92,23 @@ public final class Daemon {
     static Running start(DaemonOptions o, Map<String, String> env, PrintStream out) {
         checkPortFree(o);
         String token = token(o.dataDir(), env, out);
+        ServerOptions.Builder serverOptions = ServerOptions.builder().host(o.host()).port(o.port()).token(token)
+                .maxSandboxesPerTenant(o.maxSandboxesPerTenant());
+        Path tenantsFile = tenants(o, serverOptions);
+        ServerOptions built; // built before the engine starts: a bad tenants file changes nothing
+        try {
+            built = serverOptions.build();
+        } catch (SandboxException e) {
+            throw tenantsFile == null ? e : new SandboxException(ErrorCode.FAILED_PRECONDITION,
+                    "cannot load the tenants file " + tenantsFile + ": " + e.getMessage().replaceFirst("^tenants: ", ""), e);
+        }
         LocalOptions.Builder local = LocalOptions.builder().stateDir(o.stateDir()).dataDir(o.dataDir())
                 .maxSandboxes(o.maxSandboxes()).defaultRuntime(o.defaultRuntime().orElse(null));
         o.pools().forEach(local::warmPool);
         Paddock paddock = Paddock.local(local.build());
         PaddockServer server;
         try {
-            server = PaddockServer.start(ServerOptions.builder().host(o.host()).port(o.port()).token(token).build(), paddock);
+            server = PaddockServer.start(built, paddock);
         } catch (RuntimeException e) {
             paddock.close();
             throw e;
@@ -102,6 +116,11 @@ public final class Daemon {
         if (!isLoopback(o.host())) {
             out.println("paddock: warning: " + o.host() + " is not a loopback address and the API is plain HTTP; the"
                     + " token travels in clear text (put a TLS proxy in front)");
+        }
+        if (tenantsFile != null) {
+            int n = built.tenants().size();
+            out.println("paddock: loaded " + n + " tenant" + (n == 1 ? "" : "s") + " from " + tenantsFile
+                    + " (each sees only its own sandboxes, at most " + built.maxSandboxesPerTenant() + " live)");
         }
         out.println("paddock: listening on " + server.url() + " (data dir " + o.dataDir() + ")");
         out.flush();
@@ -129,6 +148,33 @@ public final class Daemon {
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /**
+     * Adds the tenants of the tenants file to {@code b}; returns the file, or {@code null} when there is
+     * none (no {@code --tenants} and no {@code <dataDir>/tenants}). Refuses to start, saying how to fix it,
+     * when the file is loose, malformed, or has a bad or repeated name or token.
+     */
+    static Path tenants(DaemonOptions o, ServerOptions.Builder b) {
+        Path file = o.tenantsFile().orElse(o.dataDir().resolve(TENANTS_FILE));
+        if (o.tenantsFile().isEmpty() && !Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
+            return null;
+        }
+        List<TenantsFile.Entry> entries;
+        try {
+            entries = TenantsFile.read(file);
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "cannot load the tenants file: " + e.getMessage(), e);
+        }
+        for (TenantsFile.Entry t : entries) {
+            try {
+                b.tenant(t.name(), t.token());
+            } catch (SandboxException e) {
+                throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "cannot load the tenants file: " + file + ":"
+                        + t.line() + ": " + e.getMessage().replaceFirst("^tenants: ", ""), e);
+            }
+        }
+        return file;
     }
 
     static String token(Path dataDir, Map<String, String> env, PrintStream out) {

@@ -22,6 +22,8 @@ public final class DaemonOptions {
     private final int maxSandboxes;
     private final String defaultRuntime;
     private final java.util.List<io.paddock.PoolConfig> pools;
+    private final Path tenantsFile;
+    private final int maxSandboxesPerTenant;
 
     private DaemonOptions(Builder b) {
         this.host = b.host;
@@ -31,6 +33,8 @@ public final class DaemonOptions {
         this.maxSandboxes = b.maxSandboxes;
         this.defaultRuntime = b.defaultRuntime;
         this.pools = java.util.List.copyOf(b.pools);
+        this.tenantsFile = b.tenantsFile;
+        this.maxSandboxesPerTenant = b.maxSandboxesPerTenant;
     }
 
     public static Builder builder() {
@@ -74,10 +78,25 @@ public final class DaemonOptions {
         return pools;
     }
 
+    /**
+     * The tenants file given explicitly (it must then exist); empty means {@code <dataDir>/tenants}, used
+     * if it exists. One {@code NAME TOKEN} per line, mode 0600; see {@link ServerOptions.Builder#tenant}.
+     */
+    public java.util.Optional<Path> tenantsFile() {
+        return java.util.Optional.ofNullable(tenantsFile);
+    }
+
+    /** See {@link ServerOptions#maxSandboxesPerTenant()}. */
+    public int maxSandboxesPerTenant() {
+        return maxSandboxesPerTenant;
+    }
+
     @Override
     public String toString() {
         return "DaemonOptions{listen=" + listen() + ", dataDir=" + dataDir + ", stateDir=" + stateDir
-                + ", maxSandboxes=" + maxSandboxes + (defaultRuntime == null ? "" : ", defaultRuntime=" + defaultRuntime) + "}";
+                + ", maxSandboxes=" + maxSandboxes + (defaultRuntime == null ? "" : ", defaultRuntime=" + defaultRuntime)
+                + (tenantsFile == null ? "" : ", tenantsFile=" + tenantsFile) + ", maxSandboxesPerTenant="
+                + maxSandboxesPerTenant + "}";
     }
 
     public static final class Builder {
@@ -88,6 +107,8 @@ public final class DaemonOptions {
         private int maxSandboxes = DEFAULT_MAX_SANDBOXES;
         private String defaultRuntime;
         private final java.util.List<io.paddock.PoolConfig> pools = new java.util.ArrayList<>();
+        private Path tenantsFile;
+        private int maxSandboxesPerTenant = ServerOptions.DEFAULT_MAX_SANDBOXES_PER_TENANT;
 
         private Builder() {
         }
@@ -158,6 +179,23 @@ public final class DaemonOptions {
         /** Adds a warm pool to the daemon's engine. */
         public Builder pool(io.paddock.PoolConfig pool) {
             pools.add(java.util.Objects.requireNonNull(pool, "pool"));
+            return this;
+        }
+
+        /** An explicit tenants file (absolute); {@code null} goes back to {@code <dataDir>/tenants} if it exists. */
+        public Builder tenantsFile(Path file) {
+            if (file != null && !file.isAbsolute()) {
+                throw SandboxException.invalid("tenantsFile", "must be an absolute path, got " + file);
+            }
+            this.tenantsFile = file == null ? null : file.normalize();
+            return this;
+        }
+
+        public Builder maxSandboxesPerTenant(int max) {
+            if (max < 1) {
+                throw SandboxException.invalid("maxSandboxesPerTenant", "must be at least 1, got " + max);
+            }
+            this.maxSandboxesPerTenant = max;
             return this;
         }
 

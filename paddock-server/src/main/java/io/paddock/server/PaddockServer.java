@@ -9,6 +9,7 @@ import io.paddock.server.internal.CodeRegistry;
 import io.paddock.server.internal.HeaderDeadline;
 import io.paddock.server.internal.JsonErrorHandler;
 import io.paddock.server.internal.Limits;
+import io.paddock.server.internal.Tenancy;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.NetworkConnectionLimit;
@@ -107,9 +108,11 @@ public final class PaddockServer implements AutoCloseable {
         websockets.setAutoFragment(false);
 
         Limits limits = new Limits(options.maxJsonBytes(), options.maxUploadBytes(), options.idleTimeout(), MIN_UPLOAD_RATE);
-        AuthGuard auth = new AuthGuard(options.token(), options.maxFailedAuthPerMinutePerIp());
+        AuthGuard auth = new AuthGuard(options.token(), options.tenantDigests(), options.maxFailedAuthPerMinutePerIp());
+        Tenancy tenancy = new Tenancy(paddock, options.tenants(), options.maxSandboxesPerTenant());
         CodeRegistry code = new CodeRegistry();
-        server.setHandler(new ApiHandler(paddock, auth, limits, openapi, version(), runtime(paddock), websockets, timers, code));
+        server.setHandler(new ApiHandler(paddock, auth, tenancy, limits, openapi, version(), runtime(paddock), websockets,
+                timers, code));
         server.setErrorHandler(new JsonErrorHandler());
 
         try {

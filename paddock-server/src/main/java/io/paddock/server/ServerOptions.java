@@ -1,13 +1,24 @@
 package io.paddock.server;
 
 import io.paddock.SandboxException;
+import io.paddock.server.internal.AuthGuard;
+import io.paddock.server.internal.Tenancy;
 
+import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * Options of a {@link PaddockServer}. Immutable; build one with {@link #builder()}. Every limit has a
  * default that protects the daemon (ATTACKS.md A57–A61); only the token has none.
+ *
+ * <p>The token is the operator's: it sees and manages every sandbox. Each {@linkplain Builder#tenant tenant}
+ * has a token of its own and sees only the sandboxes it created (ATTACKS.md A62); tenants' tokens are kept
+ * only as SHA-256 digests.
  */
 public final class ServerOptions {
     public static final String DEFAULT_HOST = "127.0.0.1";
@@ -17,6 +28,9 @@ public final class ServerOptions {
     public static final int DEFAULT_MAX_CONNECTIONS = 512;
     public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(30);
     public static final int DEFAULT_MAX_FAILED_AUTH_PER_MINUTE_PER_IP = 30;
+    public static final int DEFAULT_MAX_SANDBOXES_PER_TENANT = 100;
+    /** The shortest tenant token accepted. */
+    public static final int MIN_TENANT_TOKEN_CHARS = 32;
 
     private final String host;
     private final int port;
@@ -26,6 +40,8 @@ public final class ServerOptions {
     private final int maxConnections;
     private final Duration idleTimeout;
     private final int maxFailedAuthPerMinutePerIp;
+    private final Map<String, byte[]> tenantDigests;
+    private final int maxSandboxesPerTenant;
 
     private ServerOptions(Builder b) {
         this.host = b.host;
@@ -36,6 +52,8 @@ public final class ServerOptions {
         this.maxConnections = b.maxConnections;
         this.idleTimeout = b.idleTimeout;
         this.maxFailedAuthPerMinutePerIp = b.maxFailedAuthPerMinutePerIp;
+        this.tenantDigests = Collections.unmodifiableMap(new LinkedHashMap<>(b.tenantDigests));
+        this.maxSandboxesPerTenant = b.maxSandboxesPerTenant;
     }
 
     public static Builder builder() {
@@ -85,6 +103,24 @@ public final class ServerOptions {
         return maxFailedAuthPerMinutePerIp;
     }
 
+    /** The tenants' names, in the order they were added. */
+    public Set<String> tenants() {
+        return tenantDigests.keySet();
+    }
+
+    /** Each tenant's name and the SHA-256 digest of its token (the arrays are not to be changed). */
+    Map<String, byte[]> tenantDigests() {
+        return tenantDigests;
+    }
+
+    /**
+     * The most live sandboxes one tenant may have at once (default 100); its next create gets 429 with
+     * {@code Retry-After}. The operator is bound only by the engine's maximum.
+     */
+    public int maxSandboxesPerTenant() {
+        return maxSandboxesPerTenant;
+    }
+
     public Builder toBuilder() {
         Builder b = new Builder();
         b.host = host;
@@ -95,6 +131,8 @@ public final class ServerOptions {
         b.maxConnections = maxConnections;
         b.idleTimeout = idleTimeout;
         b.maxFailedAuthPerMinutePerIp = maxFailedAuthPerMinutePerIp;
+        b.tenantDigests.putAll(tenantDigests);
+        b.maxSandboxesPerTenant = maxSandboxesPerTenant;
         return b;
     }
 
@@ -102,7 +140,8 @@ public final class ServerOptions {
     public String toString() {
         return "ServerOptions{host=" + host + ", port=" + port + ", token=<redacted>, maxJsonBytes=" + maxJsonBytes
                 + ", maxUploadBytes=" + maxUploadBytes + ", maxConnections=" + maxConnections + ", idleTimeout="
-                + idleTimeout + ", maxFailedAuthPerMinutePerIp=" + maxFailedAuthPerMinutePerIp + "}";
+                + idleTimeout + ", maxFailedAuthPerMinutePerIp=" + maxFailedAuthPerMinutePerIp + ", tenants="
+                + tenants() + ", maxSandboxesPerTenant=" + maxSandboxesPerTenant + "}";
     }
 
     public static final class Builder {
@@ -114,6 +153,8 @@ public final class ServerOptions {
         private int maxConnections = DEFAULT_MAX_CONNECTIONS;
         private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
         private int maxFailedAuthPerMinutePerIp = DEFAULT_MAX_FAILED_AUTH_PER_MINUTE_PER_IP;
+        private final Map<String, byte[]> tenantDigests = new LinkedHashMap<>();
+        private int maxSandboxesPerTenant = DEFAULT_MAX_SANDBOXES_PER_TENANT;
 
         private Builder() {
         }
@@ -174,6 +215,46 @@ public final class ServerOptions {
             return this;
         }
 
+        /**
+         * Adds a tenant: {@code name} is 1-16 lower-case letters and digits starting with a letter;
+         * {@code token} is at least {@value #MIN_TENANT_TOKEN_CHARS} printable ASCII characters, different
+         * from every other tenant's and from the operator's. Only the token's digest is kept. Failures are
+         * INVALID_ARGUMENT naming {@code tenants} and the tenant, never the token.
+         */
+        public Builder tenant(String name, String token) {
+            if (name == null || !Tenancy.NAME.matcher(name).matches()) {
+                throw SandboxException.invalid("tenants", "'" + (name == null ? "null" : name.length() > 40
+                        ? name.substring(0, 40) + "…" : name) + "' is not a valid tenant name (1-16 lower-case"
+                        + " letters and digits, starting with a letter)");
+            }
+            if (tenantDigests.containsKey(name)) {
+                throw SandboxException.invalid("tenants", "tenant '" + name + "' is given twice");
+            }
+            if (token == null || token.chars().anyMatch(c -> c <= 0x20 || c >= 0x7f)) {
+                throw SandboxException.invalid("tenants", "tenant '" + name
+                        + "': the token must be printable ASCII without spaces");
+            }
+            if (token.length() < MIN_TENANT_TOKEN_CHARS) {
+                throw SandboxException.invalid("tenants", "tenant '" + name + "': the token has " + token.length()
+                        + " characters, fewer than " + MIN_TENANT_TOKEN_CHARS + " (generate one with"
+                        + " 'openssl rand -base64 32')");
+            }
+            byte[] digest = AuthGuard.sha256(token);
+            for (Map.Entry<String, byte[]> e : tenantDigests.entrySet()) {
+                if (MessageDigest.isEqual(e.getValue(), digest)) {
+                    throw SandboxException.invalid("tenants", "tenants '" + e.getKey() + "' and '" + name
+                            + "' have the same token; give each tenant its own");
+                }
+            }
+            tenantDigests.put(name, digest);
+            return this;
+        }
+
+        public Builder maxSandboxesPerTenant(int max) {
+            this.maxSandboxesPerTenant = (int) positive("maxSandboxesPerTenant", max);
+            return this;
+        }
+
         private static long positive(String field, long v) {
             if (v < 1) {
                 throw SandboxException.invalid(field, "must be at least 1, got " + v);
@@ -184,6 +265,13 @@ public final class ServerOptions {
         public ServerOptions build() {
             if (token == null) {
                 throw SandboxException.invalid("token", "a bearer token is required");
+            }
+            byte[] operator = AuthGuard.sha256(token);
+            for (Map.Entry<String, byte[]> e : tenantDigests.entrySet()) {
+                if (MessageDigest.isEqual(e.getValue(), operator)) {
+                    throw SandboxException.invalid("tenants", "tenant '" + e.getKey()
+                            + "' has the operator's token; give each tenant its own");
+                }
             }
             return new ServerOptions(this);
         }

@@ -84,6 +84,95 @@ class DaemonTest {
         }
     }
 
+    private static final String TOKEN_A = "a".repeat(20) + "-tenant-token-0001";
+    private static final String TOKEN_B = "b".repeat(20) + "-tenant-token-0002";
+
+    private Path tenantsFile(String content, String mode) throws Exception {
+        Path file = tmp.resolve("tenants");
+        Files.writeString(file, content);
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString(mode));
+        return file;
+    }
+
+    private String refusal(Path data, Path tenants) {
+        DaemonOptions.Builder b = DaemonOptions.builder().listen("127.0.0.1:0").dataDir(data);
+        if (tenants != null) {
+            b.tenantsFile(tenants);
+        }
+        SandboxException e;
+        try (Daemon.Running d = Daemon.start(b.build(), Map.of("PADDOCK_TOKEN", "operator-token"), System.out)) {
+            throw new AssertionError("the daemon started");
+        } catch (SandboxException refused) {
+            e = refused;
+        }
+        assertThat(e.code()).isEqualTo(ErrorCode.FAILED_PRECONDITION);
+        assertThat(e.getMessage()).contains("tenants file").doesNotContain(TOKEN_A).doesNotContain(TOKEN_B);
+        return e.getMessage();
+    }
+
+    @Test
+    void aBadTenantsFileRefusesToStartSayingHowToFixIt() throws Exception {
+        String good = "# name token\nalice " + TOKEN_A + "\n\nbob   " + TOKEN_B + "  # trailing words are an error\n";
+        assertThat(refusal(tmp, tenantsFile("alice " + TOKEN_A + "\n", "rw-r--r--"))).contains("chmod 600");
+        assertThat(refusal(tmp, tenantsFile("alice " + TOKEN_A + "\n", "rw--w----"))).contains("chmod 600");
+        assertThat(refusal(tmp, tenantsFile(good, "rw-------"))).contains("tenants:4", "NAME TOKEN");
+        assertThat(refusal(tmp, tenantsFile("alice " + TOKEN_A + "\nbob " + TOKEN_A + "\n", "rw-------")))
+                .contains("tenants:2", "'alice' and 'bob' have the same token");
+        assertThat(refusal(tmp, tenantsFile("alice short-token\n", "rw-------"))).contains("tenants:1", "fewer than 32");
+        assertThat(refusal(tmp, tenantsFile("Alice-1 " + TOKEN_A + "\n", "rw-------"))).contains("not a valid tenant name");
+        assertThat(refusal(tmp, tenantsFile("alice " + TOKEN_A + "\nalice " + TOKEN_B + "\n", "rw-------")))
+                .contains("given twice");
+        assertThat(refusal(tmp, tmp.resolve("missing"))).contains("does not exist");
+        // the operator's token may not double as a tenant's
+        ServerOptions.Builder same = ServerOptions.builder().token(TOKEN_A).tenant("alice", TOKEN_A);
+        assertThatThrownBy(same::build).hasMessageContaining("operator's token");
+        // the default place is used when it exists, and its permissions are checked too
+        Path data = tmp.resolve("data");
+        Files.createDirectories(data);
+        Files.move(tenantsFile("alice " + TOKEN_A + "\n", "rw-rw----"), data.resolve("tenants"));
+        assertThat(refusal(data, null)).contains(data.resolve("tenants").toString(), "chmod 600");
+    }
+
+    @Test
+    void tenantsKeepTheirSandboxesAcrossARestart() throws Exception {
+        Path data = tmp.resolve("data");
+        Files.createDirectories(data);
+        Files.move(tenantsFile("alice " + TOKEN_A + "\nbob " + TOKEN_B + "\n", "rw-------"), data.resolve("tenants"));
+        DaemonOptions o = DaemonOptions.builder().listen("127.0.0.1:0").dataDir(data).maxSandboxes(4)
+                .maxSandboxesPerTenant(2).build();
+        Map<String, String> env = Map.of("PADDOCK_TOKEN", "operator-token");
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        HttpClient http = HttpClient.newHttpClient();
+        String id;
+        try (Daemon.Running d = Daemon.start(o, env, new PrintStream(printed, true, StandardCharsets.UTF_8))) {
+            String out = printed.toString(StandardCharsets.UTF_8);
+            assertThat(out).contains("loaded 2 tenants from " + data.resolve("tenants"), "at most 2 live")
+                    .doesNotContain(TOKEN_A).doesNotContain(TOKEN_B);
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(d.server.url() + "/v1/sandboxes"))
+                    .header("Authorization", "Bearer " + TOKEN_A).POST(HttpRequest.BodyPublishers.ofString(
+                            Fixture.SMALL + ",\"name\":\"web\"}")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
+            id = Fixture.json(r).get("id").asText();
+        }
+        try (Daemon.Running d = Daemon.start(o, env, new PrintStream(new ByteArrayOutputStream(), true,
+                StandardCharsets.UTF_8))) {
+            try {
+                HttpResponse<String> mine = http.send(HttpRequest.newBuilder(URI.create(d.server.url()
+                        + "/v1/sandboxes/by-name/web")).header("Authorization", "Bearer " + TOKEN_A).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertThat(mine.statusCode()).as(mine.body()).isEqualTo(200);
+                assertThat(Fixture.json(mine).get("id").asText()).isEqualTo(id);
+                assertThat(Fixture.json(mine).get("name").asText()).isEqualTo("web");
+                HttpResponse<String> theirs = http.send(HttpRequest.newBuilder(URI.create(d.server.url()
+                        + "/v1/sandboxes/" + id)).header("Authorization", "Bearer " + TOKEN_B).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertThat(theirs.statusCode()).isEqualTo(404);
+            } finally {
+                d.paddock.get(new io.paddock.SandboxId(id)).destroy();
+            }
+        }
+    }
+
     @Test
     void listenIsParsed() {
         assertThat(DaemonOptions.builder().build().listen()).isEqualTo("127.0.0.1:7070");

@@ -30,6 +30,8 @@ class CliIT {
     private static Process daemon;
     private static String url;
     private static String token;
+    /** A tenant of the daemon (dataDir/tenants): it sees only the sandboxes it creates. */
+    private static final String ALICE = "alice-token-" + "Q7v2".repeat(8);
 
     record Result(int code, String out, String err) {
     }
@@ -87,7 +89,12 @@ class CliIT {
             port = s.getLocalPort();
         }
         url = "http://127.0.0.1:" + port;
+        Path tenants = dataDir.resolve("tenants");
+        Files.writeString(tenants, "# NAME TOKEN\nalice " + ALICE + "\n");
+        Files.setPosixFilePermissions(tenants, java.util.Set.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE));
         daemon = serve("serve.log");
+        assertThat(Files.readString(dataDir.resolve("serve.log"))).contains("loaded 1 tenant from " + tenants)
+                .doesNotContain(ALICE);
         assertThat(Files.readString(dataDir.resolve("serve.log")))
                 .doesNotContain(Files.exists(dataDir.resolve("token")) ? Files.readString(dataDir.resolve("token")).trim() : "\0");
         token = Files.readString(dataDir.resolve("token")).trim();
@@ -253,6 +260,29 @@ class CliIT {
         assertThat(ls.out()).contains(id).contains("RUNNING");
         assertThat(remote("exec", id, "--", "cat", "/workspace/kept").out()).isEqualTo("kept\n");
         assertThat(remote("rm", id).code()).isZero();
+    }
+
+    /** ATTACKS.md A62 through the CLI: a tenant's token lists, names and reaches only its own sandboxes. */
+    @Test
+    void aTenantSeesOnlyItsOwnSandboxes() throws Exception {
+        Map<String, String> alice = Map.of("PADDOCK_URL", url, "PADDOCK_TOKEN", ALICE);
+        String theirs = remote("create", "--memory", "128m", "--label", "suite=tenants").out().trim();
+        Result created = paddock(alice, null, "create", "--memory", "128m", "--label", "suite=tenants", "--name", "web");
+        assertThat(created.code()).as(created.err()).isZero();
+        String mine = created.out().trim();
+        try {
+            assertThat(paddock(alice, null, "ls").out()).contains(mine).contains("web").doesNotContain(theirs);
+            assertThat(paddock(alice, null, "exec", "web", "--", "echo", "hi").out()).isEqualTo("hi\n");
+            Result foreign = paddock(alice, null, "exec", theirs, "--", "true");
+            assertThat(foreign.code()).isEqualTo(125);
+            assertThat(foreign.err()).contains("no sandbox " + theirs);
+            assertThat(paddock(alice, null, "rm", theirs).code()).isEqualTo(1);
+            // the operator sees both; the tenant's name carries its prefix there
+            assertThat(remote("ls", "--label", "suite=tenants").out()).contains(mine, theirs, "alice-web");
+        } finally {
+            assertThat(paddock(alice, null, "rm", mine).code()).isZero();
+            assertThat(remote("rm", theirs).code()).isZero();
+        }
     }
 
     @Test

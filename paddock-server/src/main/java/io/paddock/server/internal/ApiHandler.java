@@ -42,8 +42,10 @@ import java.util.function.Supplier;
 
 /**
  * The HTTP API: authenticates, routes, translates JSON to {@link Paddock} calls and back, and maps every
- * failure to the one {@code Error} shape. Blocking: Jetty runs each request on a pool thread, bounded by
- * the connection limit. Stateless apart from its collaborators, so thread-safe.
+ * failure to the one {@code Error} shape. Every sandbox it touches is looked up through {@link Tenancy}
+ * with the request's {@link Caller}, so a tenant reaches only its own (ATTACKS.md A62). Blocking: Jetty
+ * runs each request on a pool thread, bounded by the connection limit. Stateless apart from its
+ * collaborators, so thread-safe.
  */
 public final class ApiHandler extends Handler.Abstract {
     private static final System.Logger LOG = System.getLogger(ApiHandler.class.getName());
@@ -63,13 +65,15 @@ public final class ApiHandler extends Handler.Abstract {
     private final ScheduledExecutorService pinger;
     private final CodeRegistry code;
     private final CodeApi codeApi;
+    private final Tenancy tenancy;
 
-    public ApiHandler(Paddock paddock, AuthGuard auth, Limits limits, byte[] openapi, String version,
+    public ApiHandler(Paddock paddock, AuthGuard auth, Tenancy tenancy, Limits limits, byte[] openapi, String version,
                       Supplier<String> runtime, ServerWebSocketContainer websockets, ScheduledExecutorService pinger,
                       CodeRegistry code) {
         super(InvocationType.BLOCKING);
         this.paddock = paddock;
         this.auth = auth;
+        this.tenancy = tenancy;
         this.limits = limits;
         this.openapi = openapi.clone();
         this.version = version;
@@ -103,7 +107,8 @@ public final class ApiHandler extends Handler.Abstract {
             return;
         }
         Fields query = query(request);
-        auth.check(Request.getRemoteAddr(request), request.getHeaders().getValuesList(HttpHeader.AUTHORIZATION),
+        Caller caller = auth.check(Request.getRemoteAddr(request),
+                request.getHeaders().getValuesList(HttpHeader.AUTHORIZATION),
                 query.get("token") != null || query.get("access_token") != null);
         Route.Match m = Route.match(method, path);
         switch (m.route()) {
@@ -139,21 +144,22 @@ public final class ApiHandler extends Handler.Abstract {
             }
             case CREATE_SANDBOX -> {
                 SandboxSpec spec = Wire.spec(readJson(request));
-                Sandbox sb = paddock.create(spec);
+                Sandbox sb = tenancy.create(caller, spec);
                 response.getHeaders().put(HttpHeader.LOCATION, "/v1/sandboxes/" + sb.id().value());
-                json(response, callback, 201, Wire.json(sb.info()));
+                json(response, callback, 201, Wire.json(tenancy.view(caller, sb.info())));
             }
-            case LIST_SANDBOXES -> json(response, callback, 200, list(query));
-            case GET_SANDBOX -> json(response, callback, 200, Wire.json(sandbox(m.param("id")).info()));
-            case GET_SANDBOX_BY_NAME -> json(response, callback, 200, Wire.json(paddock.getByName(m.param("name")).info()));
+            case LIST_SANDBOXES -> json(response, callback, 200, list(caller, query));
+            case GET_SANDBOX -> json(response, callback, 200, Wire.json(tenancy.view(caller, sandbox(caller, m).info())));
+            case GET_SANDBOX_BY_NAME -> json(response, callback, 200,
+                    Wire.json(tenancy.view(caller, tenancy.getByName(caller, m.param("name")).info())));
             case DELETE_SANDBOX -> {
-                Sandbox sb = sandbox(m.param("id"));
+                Sandbox sb = sandbox(caller, m);
                 code.release(sb.id()); // its contexts and shells end first, then the sandbox
                 sb.destroy();
                 noContent(response, callback);
             }
             case SET_TIMEOUT -> {
-                Sandbox sb = sandbox(m.param("id"));
+                Sandbox sb = sandbox(caller, m);
                 long ms = Wire.requiredLong(readJson(request), "timeout_ms");
                 if (ms < 1) {
                     throw SandboxException.invalid("timeout_ms", "must be at least 1, got " + ms);
@@ -163,11 +169,11 @@ public final class ApiHandler extends Handler.Abstract {
                             + " (" + SandboxSpec.MAX_TIMEOUT.toDays() + " days), got " + ms);
                 }
                 sb.setTimeout(Duration.ofMillis(ms));
-                json(response, callback, 200, Wire.json(sb.info()));
+                json(response, callback, 200, Wire.json(tenancy.view(caller, sb.info())));
             }
-            case LOGS -> json(response, callback, 200, Wire.json(sandbox(m.param("id")).logs()));
+            case LOGS -> json(response, callback, 200, Wire.json(sandbox(caller, m).logs()));
             case EXEC -> {
-                Sandbox sb = sandbox(m.param("id"));
+                Sandbox sb = sandbox(caller, m);
                 ExecRequest r = Wire.execRequest(readJson(request));
                 if (r.outputLimit().bytes() > Limits.MAX_EXEC_OUTPUT_BYTES) {
                     throw SandboxException.invalid("output_limit_bytes", "at most " + Limits.MAX_EXEC_OUTPUT_BYTES
@@ -176,20 +182,20 @@ public final class ApiHandler extends Handler.Abstract {
                 }
                 json(response, callback, 200, Wire.json(sb.exec(r)));
             }
-            case EXEC_STREAM -> execStream(request, response, callback, m.param("id"));
-            case READ_FILE -> download(response, callback, sandbox(m.param("id")), pathParam(query, "path"));
-            case WRITE_FILE -> upload(request, response, callback, sandbox(m.param("id")), pathParam(query, "path"));
+            case EXEC_STREAM -> execStream(request, response, callback, sandbox(caller, m));
+            case READ_FILE -> download(response, callback, sandbox(caller, m), pathParam(query, "path"));
+            case WRITE_FILE -> upload(request, response, callback, sandbox(caller, m), pathParam(query, "path"));
             case LIST_FILES -> json(response, callback, 200,
-                    Wire.fileList(sandbox(m.param("id")).files().list(pathParam(query, "path"))));
+                    Wire.fileList(sandbox(caller, m).files().list(pathParam(query, "path"))));
             case STAT_FILE -> json(response, callback, 200,
-                    Wire.json(sandbox(m.param("id")).files().stat(pathParam(query, "path"))));
+                    Wire.json(sandbox(caller, m).files().stat(pathParam(query, "path"))));
             case MKDIR -> {
-                Sandbox sb = sandbox(m.param("id"));
+                Sandbox sb = sandbox(caller, m);
                 sb.files().mkdir(Wire.requiredText(readJson(request), "path"));
                 noContent(response, callback);
             }
             case REMOVE_FILE -> {
-                Sandbox sb = sandbox(m.param("id"));
+                Sandbox sb = sandbox(caller, m);
                 JsonNode body = readJson(request);
                 String p = Wire.requiredText(body, "path");
                 if (Wire.optionalBool(body, "recursive", false)) {
@@ -200,7 +206,7 @@ public final class ApiHandler extends Handler.Abstract {
                 noContent(response, callback);
             }
             case MOVE_FILE -> {
-                Sandbox sb = sandbox(m.param("id"));
+                Sandbox sb = sandbox(caller, m);
                 JsonNode body = readJson(request);
                 sb.files().move(Wire.requiredText(body, "from"), Wire.requiredText(body, "to"));
                 noContent(response, callback);
@@ -208,7 +214,7 @@ public final class ApiHandler extends Handler.Abstract {
             case CODE_LANGUAGES -> json(response, callback, 200, CodeApi.languages());
             case CODE_RUN, CODE_CHECK, CODE_INSTALL, LIST_CONTEXTS, CREATE_CONTEXT, GET_CONTEXT, DELETE_CONTEXT,
                     RUN_CELL, RESTART_CONTEXT, CREATE_SHELL, GET_SHELL, DELETE_SHELL, SHELL_EXEC -> {
-                Sandbox sb = sandbox(m.param("id"));
+                Sandbox sb = sandbox(caller, m);
                 JsonNode body = "POST".equals(method) && m.route() != Route.RESTART_CONTEXT ? readJson(request) : null;
                 CodeApi.Reply r = codeApi.handle(m.route(), m.params(), sb, body);
                 if (r.location() != null) {
@@ -226,34 +232,22 @@ public final class ApiHandler extends Handler.Abstract {
     // ---- sandboxes ----
 
     /**
-     * The sandbox with this id. Malformed and unknown ids get the same 404 with the same message form, so
-     * the answer is no oracle for which ids exist (ATTACKS.md A62).
+     * The sandbox of the route's {@code id}, if the caller may see it. Malformed, unknown and other tenants'
+     * ids get the same 404 with the same message form, so the answer is no oracle for which ids exist
+     * (ATTACKS.md A62). Every route with an id resolves it here first, before reading anything else.
      */
-    private Sandbox sandbox(String id) {
-        if (!SandboxId.isValid(id)) {
-            throw noSandbox(id);
-        }
-        try {
-            return paddock.get(new SandboxId(id));
-        } catch (SandboxException e) {
-            if (e.code() == ErrorCode.NOT_FOUND) {
-                throw noSandbox(id);
-            }
-            throw e;
-        }
+    private Sandbox sandbox(Caller caller, Route.Match m) {
+        return tenancy.get(caller, m.param("id"));
     }
 
-    private static SandboxException noSandbox(String id) {
-        return new SandboxException(ErrorCode.NOT_FOUND, "no sandbox " + Limits.shorten(id));
-    }
-
-    private ObjectNode list(Fields query) {
+    private ObjectNode list(Caller caller, Fields query) {
         SandboxQuery.Builder q = SandboxQuery.builder();
         for (String label : values(query, "label")) {
             int eq = label.indexOf('=');
             if (eq <= 0) {
                 throw SandboxException.invalid("label", "key=value is expected, got '" + Limits.shorten(label) + "'");
             }
+            tenancy.checkFilter(caller, label.substring(0, eq));
             q.label(label.substring(0, eq), label.substring(eq + 1));
         }
         for (String s : values(query, "state")) {
@@ -266,7 +260,7 @@ public final class ApiHandler extends Handler.Abstract {
         }
         String name = single(query, "name");
         if (name != null) {
-            q.name(name);
+            q.name(tenancy.filterName(caller, name));
         }
         int limit = DEFAULT_PAGE;
         String l = single(query, "limit");
@@ -281,7 +275,7 @@ public final class ApiHandler extends Handler.Abstract {
             }
         }
         PageToken after = PageToken.decode(single(query, "page_token"));
-        List<SandboxInfo> all = paddock.list(q.build());
+        List<SandboxInfo> all = tenancy.list(caller, q);
         List<SandboxInfo> page = new ArrayList<>(Math.min(limit, all.size()));
         boolean more = false;
         for (SandboxInfo i : all) {
@@ -296,7 +290,7 @@ public final class ApiHandler extends Handler.Abstract {
         }
         ObjectNode o = Wire.object();
         ArrayNode a = o.putArray("sandboxes");
-        page.forEach(i -> a.add(Wire.json(i)));
+        page.forEach(i -> a.add(Wire.json(tenancy.view(caller, i))));
         if (more) {
             o.put("next_page_token", PageToken.of(page.get(page.size() - 1)).encode());
         } else {
@@ -339,11 +333,10 @@ public final class ApiHandler extends Handler.Abstract {
 
     // ---- exec stream ----
 
-    private void execStream(Request request, Response response, Callback callback, String id) {
-        Sandbox sb = sandbox(id);
+    private void execStream(Request request, Response response, Callback callback, Sandbox sb) {
         SandboxState state = sb.info().state();
         if (state != SandboxState.RUNNING) {
-            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + id + " is "
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + sb.id() + " is "
                     + state.name().toLowerCase(Locale.ROOT) + "; exec needs a running sandbox");
         }
         long pingMillis = Math.max(50, limits.idleTimeout().toMillis() / 3);

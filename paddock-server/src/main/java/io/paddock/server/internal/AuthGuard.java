@@ -13,9 +13,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Bearer-token authentication (ATTACKS.md A61). The token is kept only as its SHA-256 digest and compared
- * with {@link MessageDigest#isEqual} on digests, so the comparison takes the same time whatever the guess.
- * Tokens are accepted only from the {@code Authorization} header. Failed attempts are counted per client
+ * Bearer-token authentication (ATTACKS.md A61, A62). Every token (the operator's and each tenant's) is
+ * kept only as its SHA-256 digest; a presented token's digest is compared with {@link MessageDigest#isEqual}
+ * against <em>every</em> known digest, with no early exit, so the time taken says nothing about the guess
+ * or about which token matched. Tokens are accepted only from the {@code Authorization} header. Failed attempts are counted per client
  * address in a sliding one-minute window; past the limit every request from that address gets 429 until
  * the window frees up, a correct token included, so the limit is not an oracle. Thread-safe.
  */
@@ -23,16 +24,29 @@ public final class AuthGuard {
     private static final long WINDOW_NANOS = TimeUnit.MINUTES.toNanos(1);
     private static final int MAX_TRACKED_ADDRESSES = 10_000;
 
-    private final byte[] digest;
+    private final byte[] operator;
+    private final String[] tenantNames;
+    private final byte[][] tenantDigests;
     private final int maxFailures;
     private final Map<String, ArrayDeque<Long>> failures = new ConcurrentHashMap<>();
 
-    public AuthGuard(String token, int maxFailuresPerMinute) {
-        this.digest = sha256(token);
+    /**
+     * @param operatorToken        the daemon's own token
+     * @param tenantDigests        each tenant's name and the SHA-256 digest of its token ({@link #sha256})
+     * @param maxFailuresPerMinute failed attempts one address may make per minute before it gets 429
+     */
+    public AuthGuard(String operatorToken, Map<String, byte[]> tenantDigests, int maxFailuresPerMinute) {
+        this.operator = sha256(operatorToken);
+        this.tenantNames = tenantDigests.keySet().toArray(new String[0]);
+        this.tenantDigests = new byte[tenantNames.length][];
+        for (int i = 0; i < tenantNames.length; i++) {
+            this.tenantDigests[i] = tenantDigests.get(tenantNames[i]).clone();
+        }
         this.maxFailures = maxFailuresPerMinute;
     }
 
-    private static byte[] sha256(String s) {
+    /** The SHA-256 digest of a token's UTF-8 bytes: the only form in which tokens are kept. */
+    public static byte[] sha256(String s) {
         try {
             return MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
         } catch (NoSuchAlgorithmException e) {
@@ -42,9 +56,9 @@ public final class AuthGuard {
 
     /**
      * Throws 429 if {@code address} is over its failure budget, 401 (and counts a failure) if the
-     * {@code Authorization} headers do not carry the token; returns normally otherwise.
+     * {@code Authorization} headers do not carry a known token; returns whose token it is otherwise.
      */
-    public void check(String address, List<String> authorization, boolean tokenInQuery) {
+    public Caller check(String address, List<String> authorization, boolean tokenInQuery) {
         long wait = blockedSeconds(address);
         if (wait > 0) {
             throw new HttpError(429, ErrorCode.RESOURCE_EXHAUSTED,
@@ -58,9 +72,16 @@ public final class AuthGuard {
                 presented = h.substring(7).trim();
             }
         }
-        // Always hash and compare, so a missing header costs what a wrong one does.
-        boolean ok = MessageDigest.isEqual(digest, sha256(presented == null ? "" : presented)) && presented != null
-                && !presented.isEmpty();
+        // Always hash and compare with every digest, so a missing header costs what a wrong one does, and
+        // the first tenant's token what the last one's does.
+        byte[] d = sha256(presented == null ? "" : presented);
+        boolean isOperator = MessageDigest.isEqual(operator, d);
+        int tenant = -1;
+        for (int i = 0; i < tenantDigests.length; i++) {
+            boolean eq = MessageDigest.isEqual(tenantDigests[i], d);
+            tenant = eq ? i : tenant;
+        }
+        boolean ok = (isOperator || tenant >= 0) && presented != null && !presented.isEmpty();
         if (!ok) {
             recordFailure(address);
             String why = presented != null ? "the bearer token is wrong"
@@ -69,6 +90,7 @@ public final class AuthGuard {
                     : "an 'Authorization: Bearer <token>' header is required";
             throw new HttpError(401, ErrorCode.PERMISSION_DENIED, why, "WWW-Authenticate", "Bearer realm=\"paddock\"");
         }
+        return isOperator ? Caller.OPERATOR : Caller.tenant(tenantNames[tenant]);
     }
 
     private long blockedSeconds(String address) {

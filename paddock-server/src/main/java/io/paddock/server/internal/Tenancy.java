@@ -1,0 +1,210 @@
+package io.paddock.server.internal;
+
+import io.paddock.ErrorCode;
+import io.paddock.Paddock;
+import io.paddock.Sandbox;
+import io.paddock.SandboxException;
+import io.paddock.SandboxId;
+import io.paddock.SandboxInfo;
+import io.paddock.SandboxQuery;
+import io.paddock.SandboxSpec;
+import io.paddock.SandboxState;
+import io.paddock.internal.Validate;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Pattern;
+
+/**
+ * The engine as one {@link Caller} may see it (ATTACKS.md A62, A57). The operator sees the engine as it
+ * is. A tenant sees only the sandboxes it created, as if no other existed:
+ * <ul>
+ *   <li>ownership is the reserved label {@value #LABEL}, set by the daemon at create and persisted with
+ *       the sandbox by the engine, so it survives a restart; no client may set it, tenants may not filter
+ *       on it, and tenants' views leave it out;</li>
+ *   <li>names are scoped per tenant: a tenant's {@code web} is the engine's {@code <tenant>-web}, mapped
+ *       back in every answer. Tenant names have no '-', so the mapping is one-to-one, and the operator may
+ *       not create names in a tenant's prefix, so a tenant's create never meets a name it cannot see;</li>
+ *   <li>a sandbox of someone else answers exactly what an unknown one does (404, same message);</li>
+ *   <li>each tenant has at most {@code maxPerTenant} live sandboxes (429), counting creates in flight.</li>
+ * </ul>
+ * Thread-safe: the tenant set is fixed; the per-tenant counters are atomic and checked under their own lock,
+ * which is held only for the engine's in-memory list, never across a create.
+ */
+public final class Tenancy {
+    /** The label that records which tenant created a sandbox; absent on the operator's. */
+    public static final String LABEL = "paddock.io/tenant";
+    /** Tenant names: 1-16 lower-case letters and digits, starting with a letter (no '-': see above). */
+    public static final Pattern NAME = Pattern.compile("[a-z][a-z0-9]{0,15}");
+    private static final int MAX_ENGINE_NAME = 63;
+
+    private final Paddock paddock;
+    private final Set<String> tenants;
+    private final int maxPerTenant;
+    private final Map<String, AtomicInteger> creating = new HashMap<>();
+
+    public Tenancy(Paddock paddock, Set<String> tenants, int maxPerTenant) {
+        this.paddock = paddock;
+        this.tenants = Set.copyOf(tenants);
+        this.maxPerTenant = maxPerTenant;
+        this.tenants.forEach(t -> creating.put(t, new AtomicInteger()));
+    }
+
+    /** The longest sandbox name this tenant may use: the engine's 63 less its prefix. */
+    public static int maxNameLength(String tenant) {
+        return MAX_ENGINE_NAME - tenant.length() - 1;
+    }
+
+    // ---- create ----
+
+    /** Creates a sandbox for the caller: reserved fields checked, the name scoped, the tenant's cap held. */
+    public Sandbox create(Caller caller, SandboxSpec requested) {
+        if (requested.labels().containsKey(LABEL)) {
+            throw SandboxException.invalid("labels", "'" + LABEL + "' is reserved: the daemon sets it to the tenant"
+                    + " that creates the sandbox");
+        }
+        if (caller.isOperator()) {
+            requested.name().ifPresent(this::checkOperatorName);
+            return paddock.create(requested);
+        }
+        String tenant = caller.tenant().orElseThrow();
+        if (requested.labels().size() >= Validate.MAX_LABELS) {
+            throw SandboxException.invalid("labels", "at most " + (Validate.MAX_LABELS - 1) + " labels on a tenant's"
+                    + " sandbox (the daemon adds '" + LABEL + "'), got " + requested.labels().size());
+        }
+        SandboxSpec.Builder b = requested.toBuilder().label(LABEL, tenant);
+        requested.name().ifPresent(n -> b.name(engineName(tenant, n, "name")));
+        SandboxSpec spec = b.build();
+        AtomicInteger inFlight = creating.get(tenant);
+        synchronized (inFlight) {
+            long live = paddock.list(SandboxQuery.builder().label(LABEL, tenant)
+                    .state(SandboxState.CREATING, SandboxState.RUNNING).build()).size();
+            if (live + inFlight.get() >= maxPerTenant) {
+                throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "tenant '" + tenant + "' already has "
+                        + maxPerTenant + " live sandboxes, its maximum; destroy some first");
+            }
+            inFlight.incrementAndGet();
+        }
+        try {
+            return paddock.create(spec);
+        } catch (SandboxException e) {
+            if (e.code() == ErrorCode.ALREADY_EXISTS && requested.name().isPresent()) {
+                // The engine's message names the prefixed name and the holder; say it in the tenant's terms.
+                throw new SandboxException(ErrorCode.ALREADY_EXISTS, "a live sandbox of tenant '" + tenant
+                        + "' is already named '" + requested.name().get() + "'", e);
+            }
+            throw e;
+        } finally {
+            inFlight.decrementAndGet();
+        }
+    }
+
+    private void checkOperatorName(String name) {
+        int dash = name.indexOf('-');
+        if (dash > 0 && tenants.contains(name.substring(0, dash))) {
+            throw SandboxException.invalid("name", "names starting with '" + name.substring(0, dash + 1)
+                    + "' are reserved for the sandboxes of tenant '" + name.substring(0, dash) + "'");
+        }
+    }
+
+    /** The engine's name for a tenant's name; INVALID_ARGUMENT naming {@code field} if it is too long. */
+    private static String engineName(String tenant, String name, String field) {
+        Validate.name(field, name);
+        int max = maxNameLength(tenant);
+        if (name.length() > max) {
+            throw SandboxException.invalid(field, "'" + Limits.shorten(name) + "' has " + name.length()
+                    + " characters; tenant '" + tenant + "' may use names of at most " + max
+                    + " (the daemon keeps names per tenant by prefixing '" + tenant + "-')");
+        }
+        return tenant + "-" + name;
+    }
+
+    // ---- lookup ----
+
+    /**
+     * The sandbox with this id if the caller may see it. Malformed, unknown and someone else's ids get the
+     * same 404 with the same message form, so the answer is no oracle for which ids exist.
+     */
+    public Sandbox get(Caller caller, String id) {
+        if (!SandboxId.isValid(id)) {
+            throw noSandbox(id);
+        }
+        Sandbox sb;
+        try {
+            sb = paddock.get(new SandboxId(id));
+        } catch (SandboxException e) {
+            if (e.code() == ErrorCode.NOT_FOUND) {
+                throw noSandbox(id);
+            }
+            throw e;
+        }
+        if (!owns(caller, sb.info())) {
+            throw noSandbox(id);
+        }
+        return sb;
+    }
+
+    /** The caller's live sandbox with this name (in the caller's terms); 404 alike for unknown and foreign. */
+    public Sandbox getByName(Caller caller, String name) {
+        if (caller.isOperator()) {
+            return paddock.getByName(name);
+        }
+        String tenant = caller.tenant().orElseThrow();
+        try {
+            Sandbox sb = paddock.getByName(engineName(tenant, name, "name"));
+            if (owns(caller, sb.info())) {
+                return sb;
+            }
+        } catch (SandboxException e) {
+            if (e.code() != ErrorCode.NOT_FOUND && e.code() != ErrorCode.INVALID_ARGUMENT) {
+                throw e;
+            }
+        }
+        throw new SandboxException(ErrorCode.NOT_FOUND, "no live sandbox named '" + Limits.shorten(name) + "'");
+    }
+
+    /** The engine's sandboxes matching {@code query} that the caller may see (the query is scoped to it). */
+    public java.util.List<SandboxInfo> list(Caller caller, SandboxQuery.Builder query) {
+        caller.tenant().ifPresent(t -> query.label(LABEL, t));
+        return paddock.list(query.build());
+    }
+
+    /** A label filter of a list request: tenants may not filter on {@value #LABEL}. */
+    public void checkFilter(Caller caller, String key) {
+        if (!caller.isOperator() && LABEL.equals(key)) {
+            throw SandboxException.invalid("label", "'" + LABEL + "' is reserved to the daemon and cannot be"
+                    + " filtered on; a tenant's list holds only its own sandboxes");
+        }
+    }
+
+    /** A name filter of a list request, in the engine's terms. */
+    public String filterName(Caller caller, String name) {
+        return caller.tenant().map(t -> engineName(t, name, "name")).orElse(name);
+    }
+
+    private static boolean owns(Caller caller, SandboxInfo info) {
+        return caller.tenant().map(t -> t.equals(info.labels().get(LABEL))).orElse(true);
+    }
+
+    private static SandboxException noSandbox(String id) {
+        return new SandboxException(ErrorCode.NOT_FOUND, "no sandbox " + Limits.shorten(id));
+    }
+
+    // ---- views ----
+
+    /** The sandbox as the caller sees it: for a tenant, its own name and no {@value #LABEL} label. */
+    public SandboxInfo view(Caller caller, SandboxInfo info) {
+        if (caller.isOperator()) {
+            return info;
+        }
+        String prefix = caller.tenant().orElseThrow() + "-";
+        Optional<String> name = info.name().map(n -> n.startsWith(prefix) ? n.substring(prefix.length()) : n);
+        Map<String, String> labels = new HashMap<>(info.labels());
+        labels.remove(LABEL);
+        return new SandboxInfo(info.id(), name, labels, info.state(), info.stopReason(), info.createdAt(),
+                info.expiresAt(), info.image(), info.runtime(), info.entrypointExit());
+    }
+}
