@@ -224,8 +224,10 @@ class RuncHostView implements HostView {
 
     @Override
     public String readHostFile(String path) {
-        try {
-            return Files.readString(Path.of(path), StandardCharsets.ISO_8859_1);
+        // One stream read from offset 0: Files.readString reads a size-0 file (all of /proc) a byte at a time
+        // first, and a sysctl file read at a non-zero offset answers EOF ("128" would read as "1").
+        try (java.io.InputStream in = Files.newInputStream(Path.of(path))) {
+            return new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
         } catch (IOException | RuntimeException e) {
             return "";
         }
