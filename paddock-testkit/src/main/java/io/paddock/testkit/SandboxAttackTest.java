@@ -211,6 +211,109 @@ public abstract class SandboxAttackTest {
         }
     }
 
+    /** Starts idle threads until {@code pthread_create} fails, prints why and how many, then holds them {@code argv[1]} s. */
+    private static final String THREAD_BOMB_C = """
+            #include <errno.h>
+            #include <pthread.h>
+            #include <stdio.h>
+            #include <stdlib.h>
+            #include <string.h>
+            #include <unistd.h>
+            static void *idle(void *arg) { (void) arg; for (;;) pause(); return NULL; }
+            int main(int argc, char **argv) {
+                pthread_attr_t attr;
+                pthread_attr_init(&attr);
+                pthread_attr_setstacksize(&attr, 64 * 1024);
+                int n = 0, err = 0;
+                while (n < 100000) {
+                    pthread_t t;
+                    if ((err = pthread_create(&t, &attr, idle, NULL)) != 0) {
+                        break;
+                    }
+                    n++;
+                }
+                printf("%s %d\\n", err == EAGAIN ? "EAGAIN" : err == 0 ? "NONE" : strerror(err), n);
+                fflush(stdout);
+                sleep(argc > 1 ? atoi(argv[1]) : 0);
+                return 0;
+            }
+            """;
+
+    @Test
+    void a02_pthreadBombGetsEagainAtThePidsLimitAndNeighbourStaysResponsive() throws Exception {
+        try (Sandbox bomb = create(); Sandbox neighbour = create()) {
+            long pidsMax = host().pidsMax(bomb.id());
+            String bin = compileC(bomb, "threadbomb", THREAD_BOMB_C, "-pthread");
+            try (ExecProcess p = bomb.start(ExecRequest.builder().argv(bin, "5").timeout(Duration.ofSeconds(30)).build())) {
+                java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(p.stdout(), StandardCharsets.UTF_8));
+                String line = String.valueOf(out.readLine());
+                String[] f = line.split(" ");
+                assertThat(f[0]).as("pthread_create fails with EAGAIN at the limit: %s", line).isEqualTo("EAGAIN");
+                int threads = Integer.parseInt(f[1]);
+                // 64 tasks: the init (runc) or the tenant's RLIMIT_NPROC (runsc) and the main thread take the rest.
+                assertThat(threads).as("threads created before EAGAIN").isLessThan(64).isGreaterThanOrEqualTo(64 - 8);
+                // While the bomb holds every task it may have:
+                long hostPids = host().pidsCurrent(bomb.id());
+                assertThat(hostPids).as("host pids.current with the bomb's threads held").isLessThanOrEqualTo(pidsMax);
+                if (tier().hostSeesTenantProcesses()) {
+                    assertThat(hostPids).as("threads count in pids.current").isGreaterThan(threads);
+                }
+                // a new exec in the full sandbox is refused as a resource error, not an engine failure
+                // (as a start failure, shell-style: 126 and the kernel's reason on stderr; ExitClassifier), or,
+                // where the limit binds only the tenant's own forks (Tier#pidsLimitCoversExecs), it still runs.
+                ExecResult full = bomb.exec(ExecRequest.builder().argv("true").timeout(Duration.ofSeconds(10)).build());
+                if (tier().pidsLimitCoversExecs()) {
+                    assertThat(full.status().outcome()).as(full.toString()).isEqualTo(ExitStatus.Outcome.EXITED);
+                    assertThat(full.exitCode()).as(full.toString()).isEqualTo(126);
+                    assertThat(full.stderrText()).as(full.toString()).contains("fork: Resource temporarily unavailable");
+                } else {
+                    assertThat(full.success()).as(full.toString()).isTrue();
+                }
+                long s = System.nanoTime();
+                assertThat(neighbour.exec("echo", "ok").stdoutText()).isEqualTo("ok\n");
+                assertThat((System.nanoTime() - s) / 1_000_000).as("neighbour exec latency (ms)").isLessThan(3000);
+                s = System.nanoTime();
+                paddock().list();
+                assertThat(bomb.info().state()).isEqualTo(SandboxState.RUNNING);
+                assertThat((System.nanoTime() - s) / 1_000_000).as("API latency (ms)").isLessThan(1000);
+                assertThat(p.awaitExit(Duration.ofSeconds(15))).as("the bomb exits once its hold is over")
+                        .hasValueSatisfying(st -> assertThat(st.success()).as(st.describe()).isTrue());
+            }
+            // the threads died with their process: the sandbox is back to its init, and usable
+            assertOnlyInitRemains(bomb);
+            assertThat(bomb.exec("echo", "alive").stdoutText()).isEqualTo("alive\n");
+            long d = System.nanoTime();
+            bomb.destroy();
+            assertThat((System.nanoTime() - d) / 1_000_000).as("destroy after a thread bomb (ms)").isLessThan(10_000);
+            assertThat(neighbour.exec("echo", "still").stdoutText()).isEqualTo("still\n");
+        }
+    }
+
+    @Test
+    void a02_pythonThreadLoopStopsAtThePidsLimit() throws Exception {
+        try (Sandbox sb = create()) {
+            ExecResult r = py(sb, """
+                    import threading, time
+                    threading.stack_size(64 * 1024)
+                    started, err = 0, "NONE"
+                    try:
+                        while started < 100000:
+                            threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+                            started += 1
+                    except RuntimeError as e:
+                        err = str(e)
+                    print(started, err)
+                    """, Duration.ofSeconds(30));
+            assertThat(r.success()).as("the interpreter reports the error and exits: %s %s", r.status().describe(),
+                    r.stderrText()).isTrue();
+            String[] f = r.stdoutText().trim().split(" ", 2);
+            assertThat(f[1]).as(r.stdoutText()).isEqualTo("can't start new thread");
+            assertThat(Integer.parseInt(f[0])).as("threads started").isLessThan(64).isGreaterThanOrEqualTo(64 - 8);
+            assertOnlyInitRemains(sb);
+            assertThat(sb.exec("echo", "alive").stdoutText()).isEqualTo("alive\n");
+        }
+    }
+
     /**
      * Runs an allocation that must hit the memory limit. runc: the exec is OOM-killed (137) and the
      * sandbox lives on. runsc ({@link Tier#oomStopsWholeSandbox()}): the exec fails RESOURCE_EXHAUSTED and
@@ -2055,6 +2158,17 @@ public abstract class SandboxAttackTest {
         List<String> argv = new ArrayList<>(List.of("python3", "-c", code));
         argv.addAll(List.of(args));
         return log(code, sb.exec(ExecRequest.builder().argv(argv).timeout(timeout).build()));
+    }
+
+    /** Compiles a C program in the sandbox with the image's gcc (a build prerequisite, asserted) and returns its path. */
+    protected static String compileC(Sandbox sb, String name, String source, String... flags) {
+        sb.files().writeString("/tmp/" + name + ".c", source);
+        List<String> argv = new ArrayList<>(List.of("gcc", "-O1", "-o", "/tmp/" + name, "/tmp/" + name + ".c"));
+        argv.addAll(List.of(flags));
+        ExecResult cc = sb.exec(ExecRequest.builder().argv(argv).timeout(Duration.ofSeconds(60)).build());
+        assertThat(cc.success()).as("compile %s (gcc is in the image): %s %s", name, cc.status().describe(), cc.stderrText())
+                .isTrue();
+        return "/tmp/" + name;
     }
 
     /** With {@code -Dpaddock.attack.verbose=true}, prints what each probe saw, for reviewing the evidence. */

@@ -80,6 +80,16 @@ public enum Tier {
         return hostKernelInterfaces;
     }
 
+    /**
+     * Whether {@code pids} bounds every task of the sandbox, execs included. runc: {@code pids.max} counts
+     * every task, so at the limit a new exec fails to start (126, "fork: Resource temporarily
+     * unavailable"). runsc: the limit is the tenant's RLIMIT_NPROC, which binds forks and clones of tenant
+     * processes; the init spawns an exec as root, so one still runs at the limit (and its own forks fail).
+     */
+    public boolean pidsLimitCoversExecs() {
+        return hostKernelInterfaces;
+    }
+
     /** The namespace links {@code /proc/self/ns} shows inside a sandbox. gVisor shows net, pid and user only. */
     public java.util.List<String> namespaceLinks() {
         return hostKernelInterfaces ? java.util.List.of("cgroup", "ipc", "mnt", "net", "pid", "user", "uts")
