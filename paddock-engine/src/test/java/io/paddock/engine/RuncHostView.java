@@ -194,6 +194,21 @@ class RuncHostView implements HostView {
     }
 
     @Override
+    public long cpuUsageNanos(SandboxId id) {
+        Path v1 = CGROUP_ROOT.resolve("cpuacct").resolve("paddock").resolve(id.value()).resolve("cpuacct.usage");
+        if (Files.exists(v1)) {
+            return readLong(v1);
+        }
+        for (String line : lines(CGROUP_ROOT.resolve("paddock").resolve(id.value()).resolve("cpu.stat"))) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length == 2 && f[0].equals("usage_usec")) {
+                return Long.parseLong(f[1]) * 1000;
+            }
+        }
+        throw new IllegalStateException("no CPU accounting for " + id);
+    }
+
+    @Override
     public List<String> openFiles(long pid) {
         List<String> out = new ArrayList<>();
         for (Path fd : list(Path.of("/proc", Long.toString(pid), "fd"))) {

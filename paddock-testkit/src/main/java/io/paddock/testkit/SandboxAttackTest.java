@@ -682,6 +682,76 @@ public abstract class SandboxAttackTest {
     }
 
     @Test
+    void a09_spinnersAreHeldToTheirCpuQuotaAndTheNeighboursLatencyStaysWithinSlo() throws Exception {
+        double quota = 0.5;
+        try (Sandbox probe = create(); Sandbox noisy = paddock().create(small().cpus(quota).build())) {
+            cpuRounds(probe, 5); // warm-up: the interpreter's files are cached, the JIT of the engine has run
+            List<Long> baseWork = cpuRounds(probe, 15);
+            List<Long> baseExec = execRoundTrips(probe, 15);
+            try (ExecProcess spin = noisy.start(ExecRequest.builder().argv("sh", "-c",
+                    "for i in 1 2 3 4 5 6 7 8; do (while :; do :; done) & done; echo spinning; wait")
+                    .timeout(Duration.ofSeconds(60)).build())) {
+                java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(spin.stdout(), StandardCharsets.UTF_8));
+                assertThat(out.readLine()).isEqualTo("spinning");
+                Thread.sleep(300);
+                long used0 = host().cpuUsageNanos(noisy.id());
+                long t0 = System.nanoTime();
+                List<Long> work = cpuRounds(probe, 15);
+                List<Long> exec = execRoundTrips(probe, 15);
+                Thread.sleep(Math.max(0, 2000 - (System.nanoTime() - t0) / 1_000_000)); // a window of >= 2 s
+                long used = host().cpuUsageNanos(noisy.id()) - used0;
+                long wall = System.nanoTime() - t0;
+                assertThat(spin.isAlive()).as("the spinners ran through the window").isTrue();
+                spin.kill();
+                String evidence = String.format("noisy used %d ms of CPU in %d ms (quota %.2f); probe work p50 %d us"
+                        + " (baseline %d us), exec p50 %d us (baseline %d us)", used / 1_000_000, wall / 1_000_000, quota,
+                        p50(work), p50(baseWork), p50(exec), p50(baseExec));
+                note("a09", evidence);
+                // The quota held: eight spinners got at most their share (plus a period of slack)...
+                assertThat(used).as(evidence).isLessThanOrEqualTo((long) (quota * wall * 1.15) + 100_000_000L);
+                // ...and they did spin (at a fraction of the quota, in case other work on the host slowed them).
+                assertThat(used).as(evidence).isGreaterThanOrEqualTo((long) (quota * wall * 0.2));
+                // The neighbour's latency stays within 3x of its own baseline (small absolute floors for jitter).
+                assertThat(p50(work)).as(evidence).isLessThanOrEqualTo(3 * p50(baseWork) + 2_000);
+                assertThat(p50(exec)).as(evidence).isLessThanOrEqualTo(3 * p50(baseExec) + 5_000);
+            }
+        }
+    }
+
+    /** Times {@code rounds} rounds of the same pure-CPU work inside the sandbox (µs each). */
+    private static List<Long> cpuRounds(Sandbox sb, int rounds) {
+        ExecResult r = py(sb, """
+                import sys, time
+                out = []
+                for _ in range(int(sys.argv[1])):
+                    t = time.perf_counter_ns()
+                    x = 0
+                    for i in range(200000):
+                        x += i * i
+                    out.append((time.perf_counter_ns() - t) // 1000)
+                print(" ".join(map(str, out)))
+                """, Duration.ofSeconds(60), Integer.toString(rounds));
+        assertThat(r.success()).as("%s %s", r.status().describe(), r.stderrText()).isTrue();
+        return Arrays.stream(r.stdoutText().trim().split(" ")).map(Long::valueOf).toList();
+    }
+
+    /** Times {@code n} exec round trips from the engine (µs each). */
+    private static List<Long> execRoundTrips(Sandbox sb, int n) {
+        List<Long> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            long t = System.nanoTime();
+            assertThat(sb.exec("true").success()).isTrue();
+            out.add((System.nanoTime() - t) / 1000);
+        }
+        return out;
+    }
+
+    private static long p50(List<Long> samples) {
+        List<Long> sorted = samples.stream().sorted().toList();
+        return sorted.get(sorted.size() / 2);
+    }
+
+    @Test
     void a10_openFilesStopAtEmfile() {
         try (Sandbox sb = paddock().create(small().openFiles(64).build())) {
             long engineFds = host().engineOpenFds();
@@ -2169,6 +2239,13 @@ public abstract class SandboxAttackTest {
         assertThat(cc.success()).as("compile %s (gcc is in the image): %s %s", name, cc.status().describe(), cc.stderrText())
                 .isTrue();
         return "/tmp/" + name;
+    }
+
+    /** With {@code -Dpaddock.attack.verbose=true}, prints a measurement, for reviewing the evidence. */
+    protected static void note(String what, String evidence) {
+        if (Boolean.getBoolean("paddock.attack.verbose")) {
+            System.out.printf("---- %s%n%s%n", what, evidence);
+        }
     }
 
     /** With {@code -Dpaddock.attack.verbose=true}, prints what each probe saw, for reviewing the evidence. */
