@@ -779,6 +779,253 @@ public abstract class SandboxAttackTest {
         }
     }
 
+    /**
+     * Creates kernel objects of each kind until the kernel refuses one (or a cap), printing
+     * {@code kind count errno-name errno elapsed} per kind; {@code argv[2]} caps the POSIX queues and
+     * semaphore sets, the kinds that are slow to make in bulk on some tiers. File-descriptor objects are released after counting; SysV
+     * objects and POSIX queues stay in the sandbox's IPC namespace; inotify watches (up to {@code argv[1]}, one
+     * instance per pass over every file under /usr) and then instances are held until stdin closes.
+     */
+    private static final String KERNEL_OBJECTS_C = """
+            #define _GNU_SOURCE
+            #include <errno.h>
+            #include <fcntl.h>
+            #include <ftw.h>
+            #include <mqueue.h>
+            #include <stdio.h>
+            #include <stdlib.h>
+            #include <string.h>
+            #include <sys/eventfd.h>
+            #include <sys/inotify.h>
+            #include <sys/ipc.h>
+            #include <sys/msg.h>
+            #include <sys/sem.h>
+            #include <sys/shm.h>
+            #include <sys/syscall.h>
+            #include <sys/timerfd.h>
+            #include <time.h>
+            #include <unistd.h>
+            #define CAP 33000
+            static int fds[2 * CAP];
+            static int watcher, lastWd;
+            static long watches, watchCap, slowCap;
+            static int watchErr;
+            static const char *name(int e) {
+                switch (e) {
+                case 0: return "NONE";
+                case EMFILE: return "EMFILE";
+                case ENFILE: return "ENFILE";
+                case ENOSPC: return "ENOSPC";
+                case ENOMEM: return "ENOMEM";
+                case EPERM: return "EPERM";
+                case ENOSYS: return "ENOSYS";
+                case EAGAIN: return "EAGAIN";
+                case EINVAL: return "EINVAL";
+                default: return "OTHER";
+                }
+            }
+            static struct timespec t0;
+            static void report(const char *kind, long n, int e) {
+                struct timespec t;
+                clock_gettime(CLOCK_MONOTONIC, &t);
+                long ms = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
+                printf("%s %ld %s %d %ldms\\n", kind, n, name(e), e, ms);
+                fflush(stdout);
+            }
+            static void closeAll(int n) { for (int i = 0; i < n; i++) close(fds[i]); }
+            static int watch(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+                (void) st; (void) ftw;
+                if (flag != FTW_F && flag != FTW_D) return 0;
+                int wd = inotify_add_watch(watcher, path, IN_MODIFY);
+                if (wd < 0) {
+                    if (errno == EACCES || errno == ENOENT) return 0;
+                    watchErr = errno;
+                    return 1;
+                }
+                if (wd <= lastWd) return 0; /* an inode this instance watches already (a hard link) */
+                lastWd = wd;
+                return ++watches >= watchCap;
+            }
+            int main(int argc, char **argv) {
+                int n, e;
+                if (argc > 1 && strcmp(argv[1], "count") == 0) { /* what this IPC namespace holds: shm sem msg mq */
+                    struct shm_info si;
+                    struct seminfo se;
+                    struct msginfo mi;
+                    int shm = shmctl(0, SHM_INFO, (struct shmid_ds *) &si) < 0 ? -1 : (int) si.used_ids;
+                    int sem = semctl(0, 0, SEM_INFO, &se) < 0 ? -1 : se.semusz;
+                    int msg = msgctl(0, MSG_INFO, (struct msqid_ds *) &mi) < 0 ? -1 : mi.msgpool;
+                    printf("%d %d %d %d\\n", shm, sem, msg, mq_open("/a11-0", O_RDONLY) == (mqd_t) -1 ? 0 : 1);
+                    return 0;
+                }
+                watchCap = argc > 1 ? atol(argv[1]) : 1000;
+                slowCap = argc > 2 ? atol(argv[2]) : CAP;
+                clock_gettime(CLOCK_MONOTONIC, &t0);
+                for (n = 0, e = 0; n < CAP; n++) {
+                    int p[2];
+                    if (pipe(p) != 0) { e = errno; break; }
+                    fds[2 * n] = p[0];
+                    fds[2 * n + 1] = p[1];
+                }
+                report("pipe", n, e);
+                closeAll(2 * n);
+                for (n = 0, e = 0; n < CAP; n++) if ((fds[n] = eventfd(0, 0)) < 0) { e = errno; break; }
+                report("eventfd", n, e);
+                closeAll(n);
+                for (n = 0, e = 0; n < CAP; n++) if ((fds[n] = timerfd_create(CLOCK_MONOTONIC, 0)) < 0) { e = errno; break; }
+                report("timerfd", n, e);
+                closeAll(n);
+                struct mq_attr attr = { .mq_maxmsg = 1, .mq_msgsize = 16 };
+                for (n = 0, e = 0; n < slowCap; n++) {
+                    char q[32];
+                    snprintf(q, sizeof q, "/a11-%d", n);
+                    mqd_t d = mq_open(q, O_CREAT | O_RDWR, 0600, &attr);
+                    if (d == (mqd_t) -1) { e = errno; break; }
+                    mq_close(d);
+                }
+                report("mqueue", n, e);
+                for (n = 0, e = 0; n < CAP; n++) if (shmget(IPC_PRIVATE, 1 << 20, IPC_CREAT | 0600) < 0) { e = errno; break; }
+                report("shm", n, e);
+                for (n = 0, e = 0; n < slowCap; n++) if (semget(IPC_PRIVATE, 8, IPC_CREAT | 0600) < 0) { e = errno; break; }
+                report("sem", n, e);
+                for (n = 0, e = 0; n < CAP; n++) if (msgget(IPC_PRIVATE, IPC_CREAT | 0600) < 0) { e = errno; break; }
+                report("msg", n, e);
+                long r = syscall(425, 8, calloc(1, 256)); /* io_uring_setup(entries, params) */
+                report("io_uring", r, r < 0 ? errno : 0);
+                /* one instance per pass over /usr: a watch is per instance and inode */
+                for (int pass = 0; pass < 16 && watches < watchCap && !watchErr; pass++) {
+                    if ((watcher = inotify_init1(0)) < 0) { watchErr = errno; break; }
+                    lastWd = 0;
+                    long before = watches;
+                    nftw("/usr", watch, 32, FTW_PHYS);
+                    if (watches == before) break;
+                }
+                report("inotify_watch", watches, watchErr);
+                for (n = 0, e = 0; n < CAP; n++) if ((fds[n] = inotify_init1(0)) < 0) { e = errno; break; }
+                report("inotify_instance", n, e);
+                printf("READY\\n");
+                fflush(stdout);
+                char c;
+                return read(0, &c, 1) < 0;
+            }
+            """;
+
+    @Test
+    void a11_kernelObjectFloodsStopAtSandboxLimitsAndLeaveTheHostAlone() throws Exception {
+        int openFiles = 256;
+        long maxUserInstances = Long.parseLong(host().readHostFile("/proc/sys/fs/inotify/max_user_instances").trim());
+        long maxUserWatches = Long.parseLong(host().readHostFile("/proc/sys/fs/inotify/max_user_watches").trim());
+        // Enough watches to pass host root's whole allowance where it is shared; a bounded flood otherwise.
+        long watchCap = tier().inotifySharedWithHostRoot() ? maxUserWatches + 50_000 : 5_000;
+        // The Sentry makes semaphore sets in time linear in their number (32000 sets take 30 s) and has no
+        // queue limit to reach: a smaller flood there shows the same containment in a second.
+        long slowCap = tier().hostSeesTenantProcesses() ? 33_000 : 6_000;
+        Map<String, String> hostIpc = hostSysvIpc();
+        Map<String, String[]> seen = new TreeMap<>();
+        try (Sandbox sb = paddock().create(small().openFiles(openFiles).build()); Sandbox other = create()) {
+            String bin = compileC(sb, "kobjects", KERNEL_OBJECTS_C, "-lrt");
+            String hostInotifyDuring;
+            String hostEventfdDuring;
+            try (ExecProcess p = sb.start(ExecRequest.builder().argv(bin, Long.toString(watchCap), Long.toString(slowCap))
+                    .timeout(Duration.ofSeconds(60)).build())) {
+                java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(p.stdout(), StandardCharsets.UTF_8));
+                for (String l = out.readLine(); l != null && !l.equals("READY"); l = out.readLine()) {
+                    String[] f = l.split(" ");
+                    seen.put(f[0], f);
+                }
+                // While the sandbox holds everything it could make:
+                hostInotifyDuring = hostInotify();
+                hostEventfdDuring = hostEventfd();
+                assertThat(hostSysvIpc()).as("host SysV IPC objects during the flood").isEqualTo(hostIpc);
+                p.closeStdin();
+                assertThat(p.awaitExit(Duration.ofSeconds(20))).hasValueSatisfying(s -> assertThat(s.success()).isTrue());
+            }
+            String evidence = seen.values().stream().map(f -> String.join(" ", f)).collect(Collectors.joining("; "))
+                    + "; host inotify during: " + hostInotifyDuring + "; host eventfd during: " + hostEventfdDuring;
+            note("a11", evidence);
+            assertThat(seen).as(evidence).containsOnlyKeys("pipe", "eventfd", "timerfd", "mqueue", "shm", "sem", "msg",
+                    "io_uring", "inotify_watch", "inotify_instance");
+            // descriptors: RLIMIT_NOFILE (openFiles)
+            assertThat(seen.get("pipe")[2]).as(evidence).isEqualTo("EMFILE");
+            assertThat(Long.parseLong(seen.get("pipe")[1])).as(evidence).isLessThanOrEqualTo(openFiles / 2);
+            for (String kind : List.of("eventfd", "timerfd")) {
+                assertThat(seen.get(kind)[2]).as(evidence).isEqualTo("EMFILE");
+                assertThat(Long.parseLong(seen.get(kind)[1])).as(evidence).isLessThanOrEqualTo(openFiles);
+            }
+            // IPC objects: the sandbox's own IPC namespace and its limits
+            if (tier().mqueueQueuesMax()) {
+                assertThat(seen.get("mqueue")[2]).as(evidence).isIn("ENOSPC", "ENOMEM", "EMFILE");
+                assertThat(Long.parseLong(seen.get("mqueue")[1])).as(evidence).isLessThanOrEqualTo(256);
+            } else {
+                // Known gap (Tier#mqueueQueuesMax): no count limit, the flood ran to the probe's cap.
+                assertThat(seen.get("mqueue")[1] + " " + seen.get("mqueue")[2]).as(evidence).isEqualTo(slowCap + " NONE");
+            }
+            for (String kind : List.of("shm", "sem", "msg")) {
+                if (kind.equals("sem") && seen.get(kind)[1].equals(Long.toString(slowCap)) && slowCap < 32_000) {
+                    continue; // stopped by the probe's cap, below the namespace's 32000 sets
+                }
+                assertThat(seen.get(kind)[2]).as(evidence).isIn("ENOSPC", "ENOMEM");
+                assertThat(Long.parseLong(seen.get(kind)[1])).as(evidence).isPositive().isLessThan(33_000);
+            }
+            // io_uring: refused by the seccomp allowlist (or not implemented)
+            assertThat(seen.get("io_uring")[2]).as(evidence).isIn("EPERM", "ENOSYS");
+            assertThat(seen.get("io_uring")[1]).as(evidence).isEqualTo("-1");
+            assertThat(hostEventfdDuring).as(evidence).isEqualTo("ok");
+            long instances = Long.parseLong(seen.get("inotify_instance")[1]);
+            assertThat(seen.get("inotify_instance")[2]).as(evidence).isEqualTo("EMFILE");
+            if (tier().inotifySharedWithHostRoot()) {
+                // Known gap (Tier#inotifySharedWithHostRoot): the flood stopped at host root's allowance, not
+                // at the sandbox's own RLIMIT_NOFILE, and while it held them the host's root could make none.
+                assertThat(instances).as(evidence).isLessThanOrEqualTo(maxUserInstances).isLessThan(openFiles - 16);
+                assertThat(seen.get("inotify_watch")[2]).as(evidence).isEqualTo("ENOSPC");
+                assertThat(Long.parseLong(seen.get("inotify_watch")[1])).as(evidence).isLessThanOrEqualTo(maxUserWatches);
+                assertThat(hostInotifyDuring).as(evidence).isNotEqualTo("ok");
+            } else {
+                assertThat(instances).as(evidence).isGreaterThanOrEqualTo(openFiles - 16).isLessThanOrEqualTo(openFiles);
+                assertThat(seen.get("inotify_watch")[1] + " " + seen.get("inotify_watch")[2]).as(evidence).isEqualTo(watchCap + " NONE");
+                assertThat(hostInotifyDuring).as(evidence).isEqualTo("ok");
+            }
+            // Once the flood has let go, the host has everything back.
+            assertThat(hostInotify()).as("host inotify after the flood").isEqualTo("ok");
+            // The IPC objects outlive the process in the sandbox's namespace, and only there.
+            ExecResult mine = sb.exec(bin, "count");
+            assertThat(mine.stdoutText().trim()).as("IPC objects in the flooded sandbox (shm sem msg mqueue): %s", mine)
+                    .isEqualTo(seen.get("shm")[1] + " " + seen.get("sem")[1] + " " + seen.get("msg")[1] + " 1");
+            ExecResult theirs = other.exec(compileC(other, "kobjects", KERNEL_OBJECTS_C, "-lrt"), "count");
+            assertThat(theirs.stdoutText().trim()).as("IPC objects in another sandbox: %s", theirs).isEqualTo("0 0 0 0");
+        }
+        assertThat(hostSysvIpc()).as("host SysV IPC objects after destroy").isEqualTo(hostIpc);
+    }
+
+    /** The host's SysV IPC tables, as {@code ipcs} would read them (the host's IPC namespace). */
+    private Map<String, String> hostSysvIpc() {
+        Map<String, String> out = new TreeMap<>();
+        for (String kind : List.of("shm", "sem", "msg")) {
+            out.put(kind, host().readHostFile("/proc/sysvipc/" + kind));
+        }
+        return out;
+    }
+
+    /** Whether this (host) process can still make an inotify instance and a watch: "ok", or why not. */
+    private static String hostInotify() {
+        try (java.nio.file.WatchService w = java.nio.file.FileSystems.getDefault().newWatchService()) {
+            java.nio.file.Path.of(System.getProperty("java.io.tmpdir")).register(w, java.nio.file.StandardWatchEventKinds.ENTRY_CREATE);
+            return "ok";
+        } catch (java.io.IOException e) {
+            return String.valueOf(e.getMessage());
+        }
+    }
+
+    /** Whether this (host) process can still make a selector (an epoll instance and its wake-up eventfd). */
+    private static String hostEventfd() {
+        try (java.nio.channels.Selector s = java.nio.channels.Selector.open()) {
+            s.wakeup();
+            return "ok";
+        } catch (java.io.IOException e) {
+            return String.valueOf(e.getMessage());
+        }
+    }
+
     // =====================================================================================================
     // Process lifecycle
     // =====================================================================================================
