@@ -1026,6 +1026,65 @@ public abstract class SandboxAttackTest {
         }
     }
 
+    @Test
+    void a13_ioFloodStaysInSandboxMemoryAndTheNeighboursFileLatencyStaysWithinSlo() throws Exception {
+        long held = ByteSize.mib(160).bytes();
+        try (Sandbox probe = create();
+             Sandbox flood = paddock().create(small().memory(ByteSize.mib(512)).disk(ByteSize.mib(256)).build())) {
+            fileRounds(probe, 50); // warm-up
+            List<Long> base = fileRounds(probe, 200);
+            long free0 = host().hostFreeDiskBytes();
+            // A writes 160 MiB it keeps, then rewrites 64 MiB and re-reads a fixed set of image files, forever.
+            try (ExecProcess p = flood.start(ExecRequest.builder().argv("sh", "-c", """
+                    dd if=/dev/zero of=/workspace/held bs=1M count=160 2>/dev/null && sync && echo held
+                    find /usr/lib /usr/share -xdev -type f -size +16k 2>/dev/null | head -n 400 > /tmp/list
+                    (while :; do dd if=/dev/zero of=/tmp/churn bs=1M count=64 conv=fsync 2>/dev/null; done) &
+                    (while :; do xargs cat < /tmp/list > /dev/null 2>&1; done) &
+                    wait
+                    """).timeout(Duration.ofSeconds(60)).build())) {
+                java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(p.stdout(), StandardCharsets.UTF_8));
+                assertThat(out.readLine()).isEqualTo("held");
+                Thread.sleep(500);
+                List<Long> loaded = fileRounds(probe, 200);
+                long consumed = free0 - host().hostFreeDiskBytes();
+                assertThat(p.isAlive()).as("the flood ran through the measurement").isTrue();
+                p.kill();
+                String evidence = String.format("probe file round p50 %d us (baseline %d us); host disk consumed %d MiB;"
+                        + " flood memory peak %d MiB", p50(loaded), p50(base), consumed >> 20,
+                        host().memoryPeak(flood.id()).orElse(-1) >> 20);
+                note("a13", evidence);
+                // The writable area is memory: A's 160 MiB are in its own memory, not on the host's disk.
+                assertThat(consumed).as(evidence).isLessThan(ByteSize.mib(64).bytes());
+                assertThat(host().memoryPeak(flood.id()).orElse(0)).as(evidence).isGreaterThanOrEqualTo(held);
+                // B's small-file write, fsync and read-back stays within 3x of its baseline (floor for jitter).
+                assertThat(p50(loaded)).as(evidence).isLessThanOrEqualTo(3 * p50(base) + 200);
+            }
+        }
+    }
+
+    /** Times {@code rounds} rounds of: write 4 KiB to the workspace, fsync, read it back, read a small image file (µs). */
+    private static List<Long> fileRounds(Sandbox sb, int rounds) {
+        ExecResult r = py(sb, """
+                import os, sys, time
+                buf = os.urandom(4096)
+                out = []
+                for _ in range(int(sys.argv[1])):
+                    t = time.perf_counter_ns()
+                    with open("/workspace/latency", "wb") as f:
+                        f.write(buf)
+                        f.flush()
+                        os.fsync(f.fileno())
+                    with open("/workspace/latency", "rb") as f:
+                        assert f.read() == buf
+                    with open("/usr/lib/os-release", "rb") as f:
+                        f.read()
+                    out.append((time.perf_counter_ns() - t) // 1000)
+                print(" ".join(map(str, out)))
+                """, Duration.ofSeconds(60), Integer.toString(rounds));
+        assertThat(r.success()).as("%s %s", r.status().describe(), r.stderrText()).isTrue();
+        return Arrays.stream(r.stdoutText().trim().split(" ")).map(Long::valueOf).toList();
+    }
+
     // =====================================================================================================
     // Process lifecycle
     // =====================================================================================================
