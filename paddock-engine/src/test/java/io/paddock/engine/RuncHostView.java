@@ -194,6 +194,21 @@ class RuncHostView implements HostView {
     }
 
     @Override
+    public long cpuUsageNanos(SandboxId id) {
+        Path v1 = CGROUP_ROOT.resolve("cpuacct").resolve("paddock").resolve(id.value()).resolve("cpuacct.usage");
+        if (Files.exists(v1)) {
+            return readLong(v1);
+        }
+        for (String line : lines(CGROUP_ROOT.resolve("paddock").resolve(id.value()).resolve("cpu.stat"))) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length == 2 && f[0].equals("usage_usec")) {
+                return Long.parseLong(f[1]) * 1000;
+            }
+        }
+        throw new IllegalStateException("no CPU accounting for " + id);
+    }
+
+    @Override
     public List<String> openFiles(long pid) {
         List<String> out = new ArrayList<>();
         for (Path fd : list(Path.of("/proc", Long.toString(pid), "fd"))) {
@@ -224,8 +239,10 @@ class RuncHostView implements HostView {
 
     @Override
     public String readHostFile(String path) {
-        try {
-            return Files.readString(Path.of(path), StandardCharsets.ISO_8859_1);
+        // One stream read from offset 0: Files.readString reads a size-0 file (all of /proc) a byte at a time
+        // first, and a sysctl file read at a non-zero offset answers EOF ("128" would read as "1").
+        try (java.io.InputStream in = Files.newInputStream(Path.of(path))) {
+            return new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
         } catch (IOException | RuntimeException e) {
             return "";
         }

@@ -81,6 +81,12 @@ public interface HostView {
     /** The highest memory usage the sandbox's cgroup has recorded, if the host records one. */
     OptionalLong memoryPeak(SandboxId id);
 
+    /**
+     * The CPU time, in nanoseconds, every task of the sandbox's cgroup has used so far (runc: the tenant's
+     * processes; runsc: the Sentry, gofer and stubs, which run all tenant code).
+     */
+    long cpuUsageNanos(SandboxId id);
+
     /** Whether any cgroup directory of the sandbox still exists, in any hierarchy. */
     boolean cgroupExists(SandboxId id);
 

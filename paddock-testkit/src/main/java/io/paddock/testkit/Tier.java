@@ -80,6 +80,37 @@ public enum Tier {
         return hostKernelInterfaces;
     }
 
+    /**
+     * Whether the sandbox's inotify instances and watches count against host root's per-user limits
+     * ({@code fs.inotify.max_user_instances}, {@code max_user_watches}). runc: yes, a known gap. The kernel
+     * charges an inotify object to its user at every user-namespace level up to the host's, and at the host
+     * level that user is the namespace's creator, root (runc creates every sandbox's user namespace as
+     * root), so one tenant can take all of root's instances and watches host-wide while it holds them.
+     * runsc: no; inotify is the Sentry's own, bounded by the sandbox's open files and memory.
+     */
+    public boolean inotifySharedWithHostRoot() {
+        return hostKernelInterfaces;
+    }
+
+    /**
+     * Whether POSIX message queues are limited in number per IPC namespace ({@code fs.mqueue.queues_max},
+     * 256). gVisor (2022-12) has no such limit: a flood of queues is bounded only by the sandbox's memory
+     * (every queue is Sentry memory). A known gap.
+     */
+    public boolean mqueueQueuesMax() {
+        return hostKernelInterfaces;
+    }
+
+    /**
+     * Whether {@code pids} bounds every task of the sandbox, execs included. runc: {@code pids.max} counts
+     * every task, so at the limit a new exec fails to start (126, "fork: Resource temporarily
+     * unavailable"). runsc: the limit is the tenant's RLIMIT_NPROC, which binds forks and clones of tenant
+     * processes; the init spawns an exec as root, so one still runs at the limit (and its own forks fail).
+     */
+    public boolean pidsLimitCoversExecs() {
+        return hostKernelInterfaces;
+    }
+
     /** The namespace links {@code /proc/self/ns} shows inside a sandbox. gVisor shows net, pid and user only. */
     public java.util.List<String> namespaceLinks() {
         return hostKernelInterfaces ? java.util.List.of("cgroup", "ipc", "mnt", "net", "pid", "user", "uts")
