@@ -37,6 +37,15 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
+import static io.paddock.wire.JsonFields.bool;
+import static io.paddock.wire.JsonFields.field;
+import static io.paddock.wire.JsonFields.int32;
+import static io.paddock.wire.JsonFields.integer;
+import static io.paddock.wire.JsonFields.onlyFields;
+import static io.paddock.wire.JsonFields.stringMap;
+import static io.paddock.wire.JsonFields.strings;
+import static io.paddock.wire.JsonFields.text;
+
 /**
  * The JSON forms of Paddock's API types, exactly as {@code openapi.json} describes them, in both
  * directions. Server and client share this class, so they cannot disagree. Parsing validates as the API
@@ -85,75 +94,6 @@ public final class Wire {
         }
     }
 
-    private static ObjectNode object(JsonNode n, String field) {
-        if (n == null || !n.isObject()) {
-            throw SandboxException.invalid(field, "a JSON object is expected");
-        }
-        return (ObjectNode) n;
-    }
-
-    private static void onlyFields(ObjectNode o, String what, Set<String> allowed) {
-        for (Iterator<String> it = o.fieldNames(); it.hasNext(); ) {
-            String f = it.next();
-            if (!allowed.contains(f)) {
-                throw SandboxException.invalid(f, "unknown field in " + what + " (known: " + String.join(", ",
-                        allowed.stream().sorted().toList()) + ")");
-            }
-        }
-    }
-
-    private static Optional<JsonNode> field(ObjectNode o, String name) {
-        JsonNode v = o.get(name);
-        return v == null || v.isNull() ? Optional.empty() : Optional.of(v);
-    }
-
-    private static String text(JsonNode v, String field) {
-        if (!v.isTextual()) {
-            throw SandboxException.invalid(field, "a string is expected");
-        }
-        return v.asText();
-    }
-
-    private static long integer(JsonNode v, String field) {
-        if (!v.isIntegralNumber() || !v.canConvertToLong()) {
-            throw SandboxException.invalid(field, "an integer is expected");
-        }
-        return v.asLong();
-    }
-
-    private static int int32(JsonNode v, String field) {
-        long l = integer(v, field);
-        if (l < Integer.MIN_VALUE || l > Integer.MAX_VALUE) {
-            throw SandboxException.invalid(field, "out of range: " + l);
-        }
-        return (int) l;
-    }
-
-    private static boolean bool(JsonNode v, String field) {
-        if (!v.isBoolean()) {
-            throw SandboxException.invalid(field, "true or false is expected");
-        }
-        return v.asBoolean();
-    }
-
-    private static List<String> strings(JsonNode v, String field) {
-        if (!v.isArray()) {
-            throw SandboxException.invalid(field, "an array of strings is expected");
-        }
-        List<String> out = new ArrayList<>(v.size());
-        for (JsonNode e : v) {
-            out.add(text(e, field));
-        }
-        return out;
-    }
-
-    private static Map<String, String> stringMap(JsonNode v, String field) {
-        ObjectNode o = object(v, field);
-        Map<String, String> out = new LinkedHashMap<>();
-        o.fields().forEachRemaining(e -> out.put(e.getKey(), text(e.getValue(), field)));
-        return out;
-    }
-
     private static ByteSize size(JsonNode v, String field) {
         if (v.isIntegralNumber()) {
             long n = integer(v, field);
@@ -189,7 +129,7 @@ public final class Wire {
             "labels", "memory", "cpus", "pids", "disk", "open_files", "network", "timeout_ms", "runtime");
 
     public static SandboxSpec spec(JsonNode json) {
-        ObjectNode o = object(json, "body");
+        ObjectNode o = JsonFields.object(json, "body");
         onlyFields(o, "a sandbox spec", SPEC_FIELDS);
         SandboxSpec.Builder b = SandboxSpec.builder();
         field(o, "image").ifPresent(v -> b.image(text(v, "image")));
@@ -247,7 +187,7 @@ public final class Wire {
     private static final Set<String> EXEC_FIELDS = Set.of("argv", "env", "cwd", "timeout_ms", "stdin", "output_limit_bytes");
 
     public static ExecRequest execRequest(JsonNode json) {
-        ObjectNode o = object(json, "body");
+        ObjectNode o = JsonFields.object(json, "body");
         onlyFields(o, "an exec request", EXEC_FIELDS);
         ExecRequest.Builder b = ExecRequest.builder();
         b.argv(strings(field(o, "argv").orElseThrow(() -> SandboxException.invalid("argv", "no command given")), "argv"));
@@ -293,7 +233,7 @@ public final class Wire {
     }
 
     public static ExitStatus exitStatus(JsonNode json) {
-        ObjectNode o = object(json, "status");
+        ObjectNode o = JsonFields.object(json, "status");
         ExitStatus.Outcome outcome = enumValue(ExitStatus.Outcome.class, o.path("outcome").asText(), "outcome");
         return new ExitStatus(outcome, o.path("exit_code").asInt(), o.path("signal").asInt(),
                 o.path("stdout_truncated").asBoolean(), o.path("stderr_truncated").asBoolean(),
@@ -309,7 +249,7 @@ public final class Wire {
     }
 
     public static io.paddock.ExecResult execResult(JsonNode json) {
-        ObjectNode o = object(json, "body");
+        ObjectNode o = JsonFields.object(json, "body");
         return new io.paddock.ExecResult(exitStatus(o.get("status")), base64(o.get("stdout"), "stdout"),
                 base64(o.get("stderr"), "stderr"));
     }
@@ -344,7 +284,7 @@ public final class Wire {
     }
 
     public static SandboxInfo sandboxInfo(JsonNode json) {
-        ObjectNode o = object(json, "body");
+        ObjectNode o = JsonFields.object(json, "body");
         return new SandboxInfo(SandboxId.parse(o.path("id").asText()),
                 o.hasNonNull("name") ? Optional.of(o.get("name").asText()) : Optional.empty(),
                 o.has("labels") ? stringMap(o.get("labels"), "labels") : Map.of(),
@@ -369,7 +309,7 @@ public final class Wire {
     }
 
     public static SandboxLogs logs(JsonNode json) {
-        ObjectNode o = object(json, "body");
+        ObjectNode o = JsonFields.object(json, "body");
         return new SandboxLogs(base64(o.get("stdout"), "stdout"), base64(o.get("stderr"), "stderr"),
                 o.path("stdout_truncated").asBoolean(), o.path("stderr_truncated").asBoolean());
     }
@@ -391,7 +331,7 @@ public final class Wire {
     }
 
     public static FileInfo fileInfo(JsonNode json) {
-        ObjectNode o = object(json, "file");
+        ObjectNode o = JsonFields.object(json, "file");
         return new FileInfo(o.path("path").asText(), o.path("name").asText(),
                 enumValue(FileType.class, o.path("type").asText(), "type"), o.path("size").asLong(),
                 o.path("mode").asInt(), Instant.parse(o.path("modified_at").asText()),
@@ -407,7 +347,7 @@ public final class Wire {
 
     public static List<FileInfo> fileList(JsonNode json) {
         List<FileInfo> out = new ArrayList<>();
-        for (JsonNode e : object(json, "body").path("entries")) {
+        for (JsonNode e : JsonFields.object(json, "body").path("entries")) {
             out.add(fileInfo(e));
         }
         return out;
@@ -415,17 +355,17 @@ public final class Wire {
 
     /** A required string field of a small request object ({@code {"path": …}} and the like). */
     public static String requiredText(JsonNode json, String field) {
-        ObjectNode o = object(json, "body");
+        ObjectNode o = JsonFields.object(json, "body");
         return text(field(o, field).orElseThrow(() -> SandboxException.invalid(field, "missing")), field);
     }
 
     public static boolean optionalBool(JsonNode json, String field, boolean dflt) {
-        ObjectNode o = object(json, "body");
+        ObjectNode o = JsonFields.object(json, "body");
         return field(o, field).map(v -> bool(v, field)).orElse(dflt);
     }
 
     public static long requiredLong(JsonNode json, String field) {
-        ObjectNode o = object(json, "body");
+        ObjectNode o = JsonFields.object(json, "body");
         return integer(field(o, field).orElseThrow(() -> SandboxException.invalid(field, "missing")), field);
     }
 

@@ -19,6 +19,7 @@ import io.paddock.code.Plot;
 import io.paddock.code.PlotFormat;
 import io.paddock.code.RichOutput;
 import io.paddock.code.ShellResult;
+import io.paddock.wire.JsonFields;
 import io.paddock.wire.Wire;
 
 import java.time.Duration;
@@ -32,6 +33,13 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+
+import static io.paddock.wire.JsonFields.bool;
+import static io.paddock.wire.JsonFields.field;
+import static io.paddock.wire.JsonFields.object;
+import static io.paddock.wire.JsonFields.stringMap;
+import static io.paddock.wire.JsonFields.strings;
+import static io.paddock.wire.JsonFields.text;
 
 /**
  * The JSON forms of the code layer's types, exactly as the daemon's {@code openapi.json} describes them
@@ -123,7 +131,7 @@ public final class CodeWire {
 
     /** Refuses fields other than {@code allowed} in a small request body. */
     public static void onlyFields(JsonNode json, String what, Set<String> allowed) {
-        onlyFields(object(json, "body"), what, allowed);
+        JsonFields.onlyFields(object(json, "body"), what, allowed);
     }
 
     // ---- CodeResult ----
@@ -373,65 +381,11 @@ public final class CodeWire {
         return Duration.ofNanos(Math.round(v.asDouble() * 1e6));
     }
 
-    private static ObjectNode object(JsonNode n, String field) {
-        if (n == null || !n.isObject()) {
-            throw SandboxException.invalid(field, "a JSON object is expected");
-        }
-        return (ObjectNode) n;
-    }
-
-    private static void onlyFields(ObjectNode o, String what, Set<String> allowed) {
-        for (Iterator<String> it = o.fieldNames(); it.hasNext(); ) {
-            String f = it.next();
-            if (!allowed.contains(f)) {
-                throw SandboxException.invalid(f, "unknown field in " + what + " (known: " + String.join(", ",
-                        allowed.stream().sorted().toList()) + ")");
-            }
-        }
-    }
-
-    private static Optional<JsonNode> field(ObjectNode o, String name) {
-        JsonNode v = o.get(name);
-        return v == null || v.isNull() ? Optional.empty() : Optional.of(v);
-    }
-
-    private static String text(JsonNode v, String field) {
-        if (!v.isTextual()) {
-            throw SandboxException.invalid(field, "a string is expected");
-        }
-        return v.asText();
-    }
-
     private static long positive(JsonNode v, String field) {
         if (!v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < 1) {
             throw SandboxException.invalid(field, "a positive integer is expected");
         }
         return v.asLong();
-    }
-
-    private static boolean bool(JsonNode v, String field) {
-        if (!v.isBoolean()) {
-            throw SandboxException.invalid(field, "true or false is expected");
-        }
-        return v.asBoolean();
-    }
-
-    private static List<String> strings(JsonNode v, String field) {
-        if (!v.isArray()) {
-            throw SandboxException.invalid(field, "an array of strings is expected");
-        }
-        List<String> out = new ArrayList<>(v.size());
-        for (JsonNode e : v) {
-            out.add(text(e, field));
-        }
-        return out;
-    }
-
-    private static Map<String, String> stringMap(JsonNode v, String field) {
-        ObjectNode o = object(v, field);
-        Map<String, String> out = new LinkedHashMap<>();
-        o.fields().forEachRemaining(e -> out.put(e.getKey(), text(e.getValue(), field)));
-        return out;
     }
 
     private static ObjectNode stringMapNode(Map<String, String> m) {
