@@ -135,6 +135,17 @@ final class Http {
     }
 
     /** The JSON of a 2xx response ({@code null} if empty); the error it describes otherwise. */
+    /** DELETEs {@code path}; one that is already gone counts as deleted (idempotent closes). */
+    void deleteIfPresent(String path) {
+        try {
+            call("DELETE", path, null, null, CONTROL_TIMEOUT);
+        } catch (SandboxException e) {
+            if (e.code() != ErrorCode.NOT_FOUND) {
+                throw e;
+            }
+        }
+    }
+
     static JsonNode json(HttpResponse<byte[]> r, String what) {
         byte[] body = r.body() == null ? new byte[0] : r.body();
         if (r.statusCode() / 100 != 2) {

@@ -1,7 +1,5 @@
 package io.paddock.client.internal;
 
-import io.paddock.ErrorCode;
-import io.paddock.SandboxException;
 import io.paddock.code.CodeContext;
 import io.paddock.code.CodeListener;
 import io.paddock.code.CodeRequest;
@@ -65,13 +63,7 @@ final class RemoteCodeContext implements CodeContext {
     /** Removes the context in the daemon; idempotent (a context already gone counts as removed). */
     @Override
     public void close() {
-        try {
-            owner.http().call("DELETE", path, null, null, Http.CONTROL_TIMEOUT);
-        } catch (SandboxException e) {
-            if (e.code() != ErrorCode.NOT_FOUND) {
-                throw e;
-            }
-        }
+        owner.http().deleteIfPresent(path);
     }
 
     @Override

@@ -61,13 +61,7 @@ final class RemoteShellSession implements ShellSession {
     /** Closes the session in the daemon; idempotent. */
     @Override
     public void close() {
-        try {
-            owner.http().call("DELETE", path, null, null, Http.CONTROL_TIMEOUT);
-        } catch (SandboxException e) {
-            if (e.code() != ErrorCode.NOT_FOUND) {
-                throw e;
-            }
-        }
+        owner.http().deleteIfPresent(path);
     }
 
     @Override
