@@ -1307,6 +1307,53 @@ public abstract class SandboxAttackTest {
         }
     }
 
+    /**
+     * ATTACKS.md R12: a sandbox whose cgroup was frozen (by an operator's {@code runc pause}, a monitoring
+     * agent, a half-done checkpoint) is still destroyed promptly: frozen tasks cannot act on SIGKILL until
+     * thawed, so destroy thaws first.
+     */
+    @Test
+    void r12_aFrozenSandboxIsThawedAndDestroyed() throws Exception {
+        Sandbox sb = create();
+        SandboxId id = sb.id();
+        try {
+            assertThat(sh(sb, "for i in 1 2; do setsid sleep 1000 </dev/null >/dev/null 2>&1 & done; echo started")
+                    .stdoutText()).isEqualTo("started\n");
+            // cgroup v1's freezer controller where there is one (a hybrid host's unified tree holds no tasks)
+            java.nio.file.Path freezer = null;
+            for (String file : List.of("freezer.state", "cgroup.freeze")) {
+                for (String dir : host().cgroupDirs(id)) {
+                    if (freezer == null && java.nio.file.Files.exists(java.nio.file.Path.of(dir, file))) {
+                        freezer = java.nio.file.Path.of(dir, file);
+                    }
+                }
+            }
+            assertThat(freezer).as("a freezer for the sandbox's cgroup in %s", host().cgroupDirs(id)).isNotNull();
+            java.nio.file.Files.writeString(freezer, freezer.getFileName().toString().equals("freezer.state") ? "FROZEN" : "1");
+            long until = System.nanoTime() + 5_000_000_000L;
+            while (!frozen(freezer) && System.nanoTime() < until) {
+                Thread.sleep(10);
+            }
+            assertThat(frozen(freezer)).as("the sandbox's cgroup froze").isTrue();
+            HostView.UidRange range = host().uidRange(id);
+            long t0 = System.nanoTime();
+            sb.destroy();
+            assertThat((System.nanoTime() - t0) / 1_000_000).as("destroy of a frozen sandbox (ms)").isLessThan(5000);
+            assertNothingLeft(id, range);
+        } finally {
+            sb.destroy();
+        }
+    }
+
+    private static boolean frozen(java.nio.file.Path freezer) throws java.io.IOException {
+        if (!java.nio.file.Files.exists(freezer)) {
+            return false;
+        }
+        String state = java.nio.file.Files.readString(freezer).trim();
+        return freezer.getFileName().toString().equals("freezer.state") ? state.equals("FROZEN")
+                : java.nio.file.Files.readString(freezer.resolveSibling("cgroup.events")).contains("frozen 1");
+    }
+
     // =====================================================================================================
     // Host files and the file API
     // =====================================================================================================

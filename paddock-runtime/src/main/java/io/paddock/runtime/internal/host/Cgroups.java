@@ -140,6 +140,7 @@ public final class Cgroups {
      */
     public void killAndRemove(String cgroupsPath) {
         List<Path> dirs = dirs(cgroupsPath);
+        dirs.forEach(Cgroups::thaw); // frozen tasks act on SIGKILL only once thawed (ATTACKS.md R12)
         for (int attempt = 0; attempt < 50; attempt++) {
             boolean left = false;
             for (Path dir : dirs) {
@@ -160,6 +161,19 @@ public final class Cgroups {
         }
         throw new SandboxException(ErrorCode.INTERNAL, "cgroup " + cgroupsPath
                 + " still has processes that do not die (uninterruptible?); cleanup will be retried");
+    }
+
+    /** Thaws a frozen cgroup (v1 freezer, v2 cgroup.freeze); nothing for others or when it is gone. */
+    private static void thaw(Path dir) {
+        try {
+            if (Files.exists(dir.resolve("freezer.state"))) {
+                Files.writeString(dir.resolve("freezer.state"), "THAWED");
+            } else if (Files.exists(dir.resolve("cgroup.freeze"))) {
+                Files.writeString(dir.resolve("cgroup.freeze"), "0");
+            }
+        } catch (IOException e) {
+            // gone meanwhile, or not a freezer: the kill loop below reports what stays
+        }
     }
 
     private void killProcesses(Path dir) {
