@@ -60,7 +60,7 @@ final class Runtimes {
                 ? RuncRuntime.NAME : RunscRuntime.NAME);
         Runtimes r = new Runtimes(open, absent, def);
         r.require(def);
-        LOG.log(System.Logger.Level.INFO, "paddock: isolation tiers: " + r.summary());
+        LOG.log(System.Logger.Level.INFO, "isolation tiers: " + r.summary());
         return r;
     }
 
