@@ -13,6 +13,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -252,6 +253,67 @@ class OpenApiConformanceTest {
             conforms("DELETE", "/v1/sandboxes/{id}", f.delete(sb));
         }
         conforms("POST", "/v1/sandboxes/{id}/code/run", f.post(code + "/run", body(run("python", "1")))); // 409: stopped
+    }
+
+    /** POSTs with {@code Accept: application/x-ndjson}: the documented 200 stream, every line a {@code CodeEvent}. */
+    private static List<JsonNode> streamed(String template, String path, String json) {
+        HttpResponse<String> r = f.send(f.request(path).header("Content-Type", "application/json")
+                .header("Accept", "application/x-ndjson").POST(HttpRequest.BodyPublishers.ofString(json)).build());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        JsonNode content = schemas.resolve(doc.get("paths").get(template).get("post").get("responses").get("200")).get("content");
+        assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("application/x-ndjson"));
+        JsonNode schema = content.get("application/x-ndjson").get("schema");
+        List<JsonNode> events = new ArrayList<>();
+        for (String line : r.body().split("\n")) {
+            JsonNode event = Wire.parse(line.getBytes(StandardCharsets.UTF_8));
+            assertThat(schemas.check(schema, event)).as(template + " event " + line).isEmpty();
+            events.add(event);
+        }
+        assertThat(r.body()).endsWith("\n");
+        JsonNode last = events.get(events.size() - 1);
+        assertThat(last.get("type").asText()).as(r.body()).isEqualTo("done");
+        assertThat(events.subList(0, events.size() - 1)).extracting(e -> e.get("type").asText()).doesNotContain("done", "error");
+        return events;
+    }
+
+    private static List<String> types(List<JsonNode> events) {
+        return events.stream().map(e -> e.get("type").asText()).toList();
+    }
+
+    @Test
+    void streamedCodeRunsAnswerAsDocumented() {
+        JsonNode info = conforms("POST", "/v1/sandboxes", f.post("/v1/sandboxes", "{\"memory\":\"768m\",\"timeout_ms\":300000}"));
+        String sb = "/v1/sandboxes/" + info.get("id").asText();
+        String code = sb + "/code";
+        try {
+            List<JsonNode> run = streamed("/v1/sandboxes/{id}/code/run", code + "/run", body(run("python",
+                    "import sys, matplotlib.pyplot as plt\nprint('out', flush=True)\nprint('err', file=sys.stderr, flush=True)\n"
+                            + "plt.plot([1, 2]); plt.show()")));
+            assertThat(types(run)).contains("stdout", "stderr", "plot", "done");
+            JsonNode done = run.get(run.size() - 1).get("result");
+            assertThat(done.get("stdout").asText()).isEqualTo("out\n");
+            assertThat(run.stream().filter(e -> e.get("type").asText().equals("plot")).findFirst().orElseThrow()
+                    .get("plot")).isEqualTo(done.get("plots").get(0));
+
+            conforms("POST", "/v1/sandboxes/{id}/code/contexts", f.post(code + "/contexts", "{\"language\":\"python\",\"name\":\"s\"}"));
+            List<JsonNode> cell = streamed("/v1/sandboxes/{id}/code/contexts/{context}/run", code + "/contexts/s/run",
+                    "{\"code\":\"print('a')\\n41 + 1\"}");
+            assertThat(types(cell)).containsExactly("stdout", "result", "done");
+            assertThat(cell.get(1).get("output").get("data").get("text/plain").asText()).isEqualTo("42");
+
+            // a failure before any output keeps its status and Error body, streamed or not
+            HttpResponse<String> missing = f.send(f.request(code + "/contexts/none/run").header("Content-Type", "application/json")
+                    .header("Accept", "application/x-ndjson").POST(HttpRequest.BodyPublishers.ofString("{\"code\":\"1\"}")).build());
+            assertThat(missing.statusCode()).isEqualTo(404);
+            conforms("POST", "/v1/sandboxes/{id}/code/contexts/{context}/run", missing);
+            // the error event (a failure after the stream began) is the Error body, as the document says
+            JsonNode event = doc.at("/components/schemas/CodeEvent");
+            assertThat(schemas.check(event, io.paddock.code.internal.CodeWire.errorEvent(
+                    Wire.error(io.paddock.ErrorCode.UNAVAILABLE, "gone")))).isEmpty();
+            assertThat(schemas.check(event, Wire.object().put("type", "stdout"))).isNotEmpty();
+        } finally {
+            conforms("DELETE", "/v1/sandboxes/{id}", f.delete(sb));
+        }
     }
 
     @Test

@@ -11,7 +11,8 @@ import java.util.Map;
 
 /**
  * A small validator for the subset of OpenAPI 3.0 schemas that openapi.json uses: $ref, type, required,
- * properties, additionalProperties, items, enum, nullable, allOf, and the date-time and byte formats.
+ * properties, additionalProperties, items, enum, nullable, allOf, oneOf (exactly one must match), and the
+ * date-time and byte formats.
  */
 final class SchemaChecker {
     private final JsonNode document;
@@ -52,6 +53,22 @@ final class SchemaChecker {
                 problems.add(at + ": null but not nullable");
             }
             return;
+        }
+        if (schema.has("oneOf")) {
+            int matched = 0;
+            List<String> why = new ArrayList<>();
+            for (JsonNode s : schema.get("oneOf")) {
+                List<String> p = new ArrayList<>();
+                check(s, value, at, p);
+                if (p.isEmpty()) {
+                    matched++;
+                } else {
+                    why.add(p.get(0));
+                }
+            }
+            if (matched != 1) {
+                problems.add(at + ": matches " + matched + " of oneOf, not exactly one" + (matched == 0 ? " " + why : ""));
+            }
         }
         if (schema.has("allOf")) {
             for (JsonNode s : schema.get("allOf")) {

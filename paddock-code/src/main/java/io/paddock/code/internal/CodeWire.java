@@ -7,6 +7,7 @@ import io.paddock.ByteSize;
 import io.paddock.SandboxException;
 import io.paddock.code.Artifact;
 import io.paddock.code.CellError;
+import io.paddock.code.CodeListener;
 import io.paddock.code.CodePolicy;
 import io.paddock.code.CodePolicyException;
 import io.paddock.code.CodeRequest;
@@ -53,6 +54,13 @@ import static io.paddock.wire.JsonFields.text;
  */
 public final class CodeWire {
     private static final Base64.Encoder B64 = Base64.getEncoder();
+
+    /**
+     * The media type a client puts in {@code Accept} to have a run or cell streamed: one JSON event per line,
+     * {@code stdout}, {@code stderr}, {@code result}, {@code plot} as they happen, then {@code done} (or
+     * {@code error}). openapi.json's {@code CodeEvent} describes the lines.
+     */
+    public static final String STREAM_TYPE = "application/x-ndjson";
 
     /** The fields of a {@code CodeRequest} body (a run or a cell). */
     private static final Set<String> REQUEST_FIELDS = Set.of("language", "code", "timeout_ms", "env", "cwd",
@@ -144,22 +152,9 @@ public final class CodeWire {
         o.put("stdout", r.stdout());
         o.put("stderr", r.stderr());
         ArrayNode results = o.putArray("results");
-        for (RichOutput ro : r.results()) {
-            ObjectNode n = results.addObject();
-            n.set("data", stringMapNode(new java.util.TreeMap<>(ro.data())));
-            n.put("from_last_expression", ro.fromLastExpression());
-        }
+        r.results().forEach(ro -> results.add(json(ro)));
         ArrayNode plots = o.putArray("plots");
-        for (Plot p : r.plots()) {
-            ObjectNode n = plots.addObject();
-            n.put("format", p.format().extension());
-            n.put("mime_type", p.format().mimeType());
-            n.put("width", p.width());
-            n.put("height", p.height());
-            n.put("dpi", p.dpi());
-            n.put("size", p.size());
-            n.put("content", B64.encodeToString(p.content()));
-        }
+        r.plots().forEach(p -> plots.add(json(p)));
         ArrayNode artifacts = o.putArray("artifacts");
         for (Artifact a : r.artifacts()) {
             ObjectNode n = artifacts.addObject();
@@ -191,13 +186,11 @@ public final class CodeWire {
         ObjectNode o = object(json, "body");
         List<RichOutput> results = new ArrayList<>();
         for (JsonNode n : o.path("results")) {
-            results.add(new RichOutput(stringMap(n.path("data"), "results.data"), n.path("from_last_expression").asBoolean()));
+            results.add(richOutput(n, "results"));
         }
         List<Plot> plots = new ArrayList<>();
         for (JsonNode n : o.path("plots")) {
-            plots.add(new Plot(plotFormat(n.path("format").asText(), "plots.format"),
-                    Wire.base64(n.path("content"), "plots.content"), n.path("width").asInt(), n.path("height").asInt(),
-                    n.path("dpi").asDouble()));
+            plots.add(plot(n, "plots"));
         }
         List<Artifact> artifacts = new ArrayList<>();
         for (JsonNode n : o.path("artifacts")) {
@@ -212,6 +205,120 @@ public final class CodeWire {
         return new CodeResult(o.path("language").asText(), enumValue(CodeResult.Step.class, o.path("step").asText(), "step"),
                 Wire.exitStatus(o.get("status")), o.path("stdout").asText(), o.path("stderr").asText(), results, plots,
                 artifacts, error, o.path("context_restarted").asBoolean(), millis(o.path("duration_ms")));
+    }
+
+    public static ObjectNode json(RichOutput ro) {
+        ObjectNode n = Wire.object();
+        n.set("data", stringMapNode(new java.util.TreeMap<>(ro.data())));
+        n.put("from_last_expression", ro.fromLastExpression());
+        return n;
+    }
+
+    private static RichOutput richOutput(JsonNode n, String field) {
+        return new RichOutput(stringMap(n.path("data"), field + ".data"), n.path("from_last_expression").asBoolean());
+    }
+
+    public static ObjectNode json(Plot p) {
+        ObjectNode n = Wire.object();
+        n.put("format", p.format().extension());
+        n.put("mime_type", p.format().mimeType());
+        n.put("width", p.width());
+        n.put("height", p.height());
+        n.put("dpi", p.dpi());
+        n.put("size", p.size());
+        n.put("content", B64.encodeToString(p.content()));
+        return n;
+    }
+
+    private static Plot plot(JsonNode n, String field) {
+        return new Plot(plotFormat(n.path("format").asText(), field + ".format"),
+                Wire.base64(n.path("content"), field + ".content"), n.path("width").asInt(), n.path("height").asInt(),
+                n.path("dpi").asDouble());
+    }
+
+    // ---- streamed runs and cells (application/x-ndjson) ----
+
+    /** {@code {"type": "stdout"|"stderr", "text": …}}: output as the code wrote it (UTF-8 decoded). */
+    public static ObjectNode textEvent(boolean stderr, String text) {
+        ObjectNode o = event(stderr ? "stderr" : "stdout");
+        o.put("text", text);
+        return o;
+    }
+
+    /** {@code {"type": "result", "output": RichOutput}}: a rich value, the last expression's or a display's. */
+    public static ObjectNode resultEvent(RichOutput output) {
+        ObjectNode o = event("result");
+        o.set("output", json(output));
+        return o;
+    }
+
+    /** {@code {"type": "plot", "plot": Plot}}. */
+    public static ObjectNode plotEvent(Plot plot) {
+        ObjectNode o = event("plot");
+        o.set("plot", json(plot));
+        return o;
+    }
+
+    /** {@code {"type": "done", "result": CodeResult}}: the last event of a run that finished. */
+    public static ObjectNode doneEvent(CodeResult result) {
+        ObjectNode o = event("done");
+        o.set("result", json(result));
+        return o;
+    }
+
+    /**
+     * {@code {"type": "error", "error": Error}}: the last event of a run that failed after its stream began;
+     * {@code error} is the whole {@code Error} body (as on the exec WebSocket), so
+     * {@code {"type":"error","error":{"error":{"code":…,"message":…}}}}.
+     */
+    public static ObjectNode errorEvent(ObjectNode errorBody) {
+        ObjectNode o = event("error");
+        o.set("error", errorBody);
+        return o;
+    }
+
+    private static ObjectNode event(String type) {
+        ObjectNode o = Wire.object();
+        o.put("type", type);
+        return o;
+    }
+
+    /**
+     * Hands one streamed event to {@code listener} (a listener's exception is its own: it does not stop the
+     * stream) and returns the run's result when the event is {@code done}. An {@code error} event is thrown as
+     * the {@link SandboxException} it describes; an event of an unknown type is skipped (later daemons may add
+     * some).
+     */
+    public static Optional<CodeResult> deliver(JsonNode event, CodeListener listener) {
+        ObjectNode o = object(event, "event");
+        switch (o.path("type").asText("")) {
+            case "stdout" -> quietly(() -> listener.onStdout(o.path("text").asText()));
+            case "stderr" -> quietly(() -> listener.onStderr(o.path("text").asText()));
+            case "result" -> {
+                RichOutput out = richOutput(o.path("output"), "output");
+                quietly(() -> listener.onResult(out));
+            }
+            case "plot" -> {
+                Plot p = plot(o.path("plot"), "plot");
+                quietly(() -> listener.onPlot(p));
+            }
+            case "done" -> {
+                return Optional.of(codeResult(o.get("result")));
+            }
+            case "error" -> throw Wire.exception(500, Wire.bytes(o.path("error")));
+            default -> {
+                // a type this client does not know
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static void quietly(Runnable callback) {
+        try {
+            callback.run();
+        } catch (RuntimeException e) {
+            // a listener's failure does not change the run
+        }
     }
 
     // ---- contexts, installs, shells, policy, languages ----

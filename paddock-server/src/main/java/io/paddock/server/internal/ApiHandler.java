@@ -14,6 +14,7 @@ import io.paddock.SandboxQuery;
 import io.paddock.SandboxSpec;
 import io.paddock.SandboxState;
 import io.paddock.code.CodePolicyException;
+import io.paddock.code.CodeResult;
 import io.paddock.code.internal.CodeWire;
 import io.paddock.wire.HttpStatus;
 import io.paddock.wire.Wire;
@@ -212,21 +213,55 @@ public final class ApiHandler extends Handler.Abstract {
                 noContent(response, callback);
             }
             case CODE_LANGUAGES -> json(response, callback, 200, CodeApi.languages());
-            case CODE_RUN, CODE_CHECK, CODE_INSTALL, LIST_CONTEXTS, CREATE_CONTEXT, GET_CONTEXT, DELETE_CONTEXT,
-                    RUN_CELL, RESTART_CONTEXT, CREATE_SHELL, GET_SHELL, DELETE_SHELL, SHELL_EXEC -> {
+            case CODE_RUN, RUN_CELL -> {
                 Sandbox sb = sandbox(caller, m);
-                JsonNode body = "POST".equals(method) && m.route() != Route.RESTART_CONTEXT ? readJson(request) : null;
-                CodeApi.Reply r = codeApi.handle(m.route(), m.params(), sb, body);
-                if (r.location() != null) {
-                    response.getHeaders().put(HttpHeader.LOCATION, r.location());
-                }
-                if (r.body() == null) {
-                    noContent(response, callback);
+                JsonNode body = readJson(request);
+                if (CodeStream.asked(request)) {
+                    streamCode(request, response, callback, m, sb, body);
                 } else {
-                    json(response, callback, r.status(), r.body());
+                    reply(response, callback, codeApi.handle(m.route(), m.params(), sb, body));
                 }
             }
+            case CODE_CHECK, CODE_INSTALL, LIST_CONTEXTS, CREATE_CONTEXT, GET_CONTEXT, DELETE_CONTEXT,
+                    RESTART_CONTEXT, CREATE_SHELL, GET_SHELL, DELETE_SHELL, SHELL_EXEC -> {
+                Sandbox sb = sandbox(caller, m);
+                JsonNode body = "POST".equals(method) && m.route() != Route.RESTART_CONTEXT ? readJson(request) : null;
+                reply(response, callback, codeApi.handle(m.route(), m.params(), sb, body));
+            }
         }
+    }
+
+    private static void reply(Response response, Callback callback, CodeApi.Reply r) {
+        if (r.location() != null) {
+            response.getHeaders().put(HttpHeader.LOCATION, r.location());
+        }
+        if (r.body() == null) {
+            noContent(response, callback);
+        } else {
+            json(response, callback, r.status(), r.body());
+        }
+    }
+
+    // ---- streamed code runs ----
+
+    /**
+     * A run or cell answered as newline-delimited JSON events ({@link CodeStream}). A failure before the first
+     * event is thrown, so it gets its usual status and body; a later one becomes the stream's {@code error} event.
+     */
+    private void streamCode(Request request, Response response, Callback callback, Route.Match m, Sandbox sb,
+                            JsonNode body) {
+        CodeStream stream = new CodeStream(response);
+        CodeResult result;
+        try {
+            result = codeApi.run(m.route(), m.params(), sb, body, stream);
+        } catch (RuntimeException e) {
+            if (stream.abandonIfUnstarted()) {
+                throw e;
+            }
+            stream.failed(failure(request, e).body(), callback);
+            return;
+        }
+        stream.done(result, callback);
     }
 
     // ---- sandboxes ----
@@ -451,36 +486,41 @@ public final class ApiHandler extends Handler.Abstract {
             callback.failed(t);
             return;
         }
-        int status;
-        ObjectNode body;
+        Failure f = failure(request, t);
         response.getHeaders().remove(HttpHeader.LOCATION);
         if (t instanceof HttpError h) {
-            status = h.status();
-            body = Wire.error(h.code(), h.getMessage());
             if (h.headerName() != null) {
                 response.getHeaders().put(h.headerName(), h.headerValue());
             }
-            if (status == 408 || status == 413) {
+            if (f.status() == 408 || f.status() == 413) {
                 // The rest of the body is not read: the connection cannot carry another request.
                 response.getHeaders().put(HttpHeader.CONNECTION, "close");
             }
-        } else if (t instanceof SandboxException e) {
-            status = HttpStatus.of(e.code());
-            body = e instanceof CodePolicyException p ? CodeWire.error(p) : Wire.error(e);
-            if (status == 429) {
-                response.getHeaders().put(HttpHeader.RETRY_AFTER, "1");
-            }
+        } else if (f.status() == 429) {
+            response.getHeaders().put(HttpHeader.RETRY_AFTER, "1");
+        }
+        json(response, callback, f.status(), f.body());
+    }
+
+    /** The status and {@code Error} body a failure answers with. */
+    private record Failure(int status, ObjectNode body) {
+    }
+
+    /** Maps a failure to its answer (the one ErrorCode ⇄ HTTP mapping); logs what is the daemon's own fault. */
+    private static Failure failure(Request request, Throwable t) {
+        if (t instanceof HttpError h) {
+            return new Failure(h.status(), Wire.error(h.code(), h.getMessage()));
+        }
+        if (t instanceof SandboxException e) {
             if (e.code() == ErrorCode.INTERNAL) {
                 LOG.log(System.Logger.Level.WARNING, request.getMethod() + " " + Request.getPathInContext(request)
                         + " failed: " + e.getMessage(), e);
             }
-        } else {
-            LOG.log(System.Logger.Level.WARNING, request.getMethod() + " " + Request.getPathInContext(request)
-                    + " failed", t);
-            status = 500;
-            body = Wire.error(ErrorCode.INTERNAL, "internal error (" + t.getClass().getSimpleName()
-                    + "); see the daemon's log");
+            return new Failure(HttpStatus.of(e.code()), e instanceof CodePolicyException p ? CodeWire.error(p) : Wire.error(e));
         }
-        json(response, callback, status, body);
+        LOG.log(System.Logger.Level.WARNING, request.getMethod() + " " + Request.getPathInContext(request)
+                + " failed", t);
+        return new Failure(500, Wire.error(ErrorCode.INTERNAL, "internal error (" + t.getClass().getSimpleName()
+                + "); see the daemon's log"));
     }
 }

@@ -3,8 +3,10 @@ package io.paddock.server.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.paddock.Sandbox;
 import io.paddock.code.CodeContext;
+import io.paddock.code.CodeListener;
 import io.paddock.code.CodePolicy;
 import io.paddock.code.CodeRequest;
+import io.paddock.code.CodeResult;
 import io.paddock.code.Languages;
 import io.paddock.code.ShellResult;
 import io.paddock.code.ShellSession;
@@ -51,11 +53,7 @@ final class CodeApi {
     Reply handle(Route route, Map<String, String> params, Sandbox sb, JsonNode body) {
         String base = "/v1/sandboxes/" + sb.id().value() + "/code";
         return switch (route) {
-            case CODE_RUN -> {
-                CodeRequest r = CodeWire.request(body);
-                enforce(body, r.language().orElse(null), r.code());
-                yield Reply.ok(CodeWire.json(registry.interpreter(sb).run(r)));
-            }
+            case CODE_RUN, RUN_CELL -> Reply.ok(CodeWire.json(run(route, params, sb, body, CodeListener.NONE)));
             case CODE_CHECK -> {
                 CodeWire.onlyFields(body, "a check request", CHECK_FIELDS);
                 CodePolicy policy = CodeWire.policy(body).orElseGet(() -> CodePolicy.preset(DEFAULT_CHECK_POLICY));
@@ -80,12 +78,6 @@ final class CodeApi {
             case DELETE_CONTEXT -> {
                 registry.interpreter(sb).removeContext(params.get("context"));
                 yield new Reply(204, null, null);
-            }
-            case RUN_CELL -> {
-                CodeRequest cell = CodeWire.request(body);
-                CodeContext c = context(sb, params);
-                enforce(body, c.language(), cell.code());
-                yield Reply.ok(CodeWire.json(c.run(cell)));
             }
             case RESTART_CONTEXT -> {
                 CodeContext c = context(sb, params);
@@ -113,6 +105,24 @@ final class CodeApi {
             }
             default -> throw new IllegalArgumentException("not a code route: " + route);
         };
+    }
+
+    /**
+     * Runs the code of a {@code CODE_RUN} or {@code RUN_CELL} request, telling {@code listener} its output as it
+     * happens (a streamed answer's events); every check (the body, the context, the policy) comes first.
+     */
+    CodeResult run(Route route, Map<String, String> params, Sandbox sb, JsonNode body, CodeListener listener) {
+        CodeRequest r = CodeWire.request(body);
+        if (route == Route.CODE_RUN) {
+            enforce(body, r.language().orElse(null), r.code());
+            return registry.interpreter(sb).run(r, listener);
+        }
+        if (route != Route.RUN_CELL) {
+            throw new IllegalArgumentException("not a run route: " + route);
+        }
+        CodeContext c = context(sb, params);
+        enforce(body, c.language(), r.code());
+        return c.run(r, listener);
     }
 
     private CodeContext context(Sandbox sb, Map<String, String> params) {
