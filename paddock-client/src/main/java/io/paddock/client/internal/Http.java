@@ -20,10 +20,19 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Flow;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 
 /**
  * The one HTTP client of a {@link RemotePaddock}: builds {@code /v1} URLs, adds the bearer token to every
@@ -170,6 +179,149 @@ final class Http {
             throw unavailable(what, e);
         } catch (InterruptedException e) {
             throw interrupted();
+        }
+    }
+
+    /**
+     * POSTs a JSON body asking for newline-delimited JSON ({@code Accept: ndjson}) and hands each event to
+     * {@code onEvent} on the calling thread as it arrives, until one returns the final value. Lines are taken
+     * one at a time (demand 1), so a slow {@code onEvent} slows the daemon instead of filling memory here.
+     * A daemon that answers plain JSON instead (one that does not stream) is read whole into {@code onPlain}.
+     *
+     * <p>The whole exchange must end within {@code limit}; past it, on an interrupt, or when the connection
+     * closes before the final event, the request is cancelled (closing the connection, which the daemon sees)
+     * and {@code UNAVAILABLE} is thrown, as for any transport failure. A non-2xx answer is thrown as the error
+     * its body describes.
+     */
+    <T> T stream(String path, JsonNode body, String ndjson, Duration limit, Function<JsonNode, Optional<T>> onEvent,
+                 Function<JsonNode, T> onPlain) {
+        String what = "POST " + path;
+        HttpRequest request = request(uri(path, null), limit).header("Accept", ndjson + ", application/json;q=0.5")
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(Wire.bytes(body))).build();
+        Lines lines = new Lines();
+        CompletableFuture<HttpResponse<Void>> sent = client.sendAsync(request, info -> {
+            lines.answered(info.statusCode(), info.headers().firstValue("Content-Type").orElse(""));
+            return HttpResponse.BodySubscribers.fromLineSubscriber(lines, s -> null, StandardCharsets.UTF_8, "\n");
+        });
+        sent.whenComplete((r, t) -> {
+            if (t != null) {
+                lines.onError(t);
+            }
+        });
+        long deadline = System.nanoTime() + limit.toNanos();
+        boolean ended = false;
+        try {
+            List<String> plain = new ArrayList<>();
+            T last = null;
+            for (String line; (line = lines.next(deadline)) != null; ) {
+                if (lines.status / 100 != 2 || !lines.contentType.toLowerCase(Locale.ROOT).startsWith(ndjson)) {
+                    plain.add(line);
+                } else if (last == null && !line.isBlank()) {
+                    last = onEvent.apply(parse(line, what)).orElse(null);
+                }
+            }
+            ended = true;
+            byte[] whole = String.join("\n", plain).getBytes(StandardCharsets.UTF_8);
+            if (lines.status / 100 != 2) {
+                throw Wire.exception(lines.status, whole);
+            }
+            if (!lines.contentType.toLowerCase(Locale.ROOT).startsWith(ndjson)) {
+                return onPlain.apply(parse(String.join("\n", plain), what));
+            }
+            if (last == null) {
+                throw unavailable(what, new IOException("the connection closed before the run's result arrived"));
+            }
+            return last;
+        } catch (InterruptedException e) {
+            throw interrupted();
+        } catch (IOException e) {
+            throw unavailable(what, e);
+        } finally {
+            if (!ended) {
+                lines.cancel();
+                sent.cancel(true);
+            }
+        }
+    }
+
+    private static JsonNode parse(String json, String what) {
+        try {
+            return Wire.JSON.readTree(json);
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.INTERNAL, what + ": the daemon answered with malformed JSON: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * The lines of one streamed answer, handed from the client's threads to the caller one at a time: the
+     * caller asks for the next line only after taking one, so at most one line (and the end) waits here.
+     */
+    private static final class Lines implements Flow.Subscriber<String> {
+        private static final Object END = new Object();
+        private final BlockingQueue<Object> queue = new LinkedBlockingQueue<>();
+        private final AtomicReference<Flow.Subscription> subscription = new AtomicReference<>();
+        private volatile boolean cancelled;
+        volatile int status;
+        volatile String contentType = "";
+
+        void answered(int status, String contentType) {
+            this.status = status;
+            this.contentType = contentType;
+        }
+
+        @Override
+        public void onSubscribe(Flow.Subscription s) {
+            subscription.set(s);
+            if (cancelled) {
+                s.cancel();
+            } else {
+                s.request(1);
+            }
+        }
+
+        @Override
+        public void onNext(String line) {
+            queue.add(line);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            queue.add(t instanceof CompletionException && t.getCause() != null ? t.getCause() : t);
+        }
+
+        @Override
+        public void onComplete() {
+            queue.add(END);
+        }
+
+        /** The next line, or null at the end; the failure that ended the answer is thrown. */
+        String next(long deadline) throws InterruptedException, IOException {
+            Object o = queue.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            if (o == null) {
+                throw new HttpTimeoutException("the answer did not end in time");
+            }
+            if (o == END) {
+                queue.add(END); // a later call sees the end again
+                return null;
+            }
+            if (o instanceof IOException e) {
+                throw e;
+            }
+            if (o instanceof Throwable t) {
+                throw new IOException(t.getClass().getSimpleName() + (t.getMessage() == null ? "" : ": " + t.getMessage()), t);
+            }
+            subscription.get().request(1);
+            return (String) o;
+        }
+
+        void cancel() {
+            cancelled = true;
+            Flow.Subscription s = subscription.get();
+            if (s != null) {
+                s.cancel();
+            }
         }
     }
 

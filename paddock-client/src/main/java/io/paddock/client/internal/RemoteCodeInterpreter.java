@@ -20,6 +20,7 @@ import io.paddock.code.ShellSession;
 import io.paddock.code.internal.CodeWire;
 import io.paddock.wire.Wire;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -32,10 +33,14 @@ import java.util.function.Consumer;
  *
  * <p>The options' policy is checked here, before anything is sent (the daemon never sees it); the options'
  * timeout, output cap and package source are sent as each request's defaults; {@code maxContexts} and
- * {@code interruptGrace} are the daemon's. A {@link CodeListener} gets the output when the result arrives,
- * not as it happens (plain request and answer). Thread-safe: it holds no mutable state but its flag.
+ * {@code interruptGrace} are the daemon's. A run or cell with a {@link CodeListener} is streamed
+ * ({@code Accept: application/x-ndjson}): the listener hears stdout, stderr, results and plots on the calling
+ * thread as the daemon sends them, while the code runs. Thread-safe: it holds no mutable state but its flag.
  */
 final class RemoteCodeInterpreter implements CodeInterpreter {
+    /** Added to a streamed run's own timeout: context start, a queue behind another cell, the transfer. */
+    static final Duration STREAM_MARGIN = Duration.ofMinutes(1);
+
     private final RemoteSandbox sandbox;
     private final CodeOptions options;
     private final Http http;
@@ -66,7 +71,11 @@ final class RemoteCodeInterpreter implements CodeInterpreter {
         return send(base + "/run", request, listener);
     }
 
-    /** Sends a run or cell with the options' defaults filled in; no request timeout (the code's own bounds it). */
+    /**
+     * Sends a run or cell with the options' defaults filled in. With a listener the answer is streamed and the
+     * listener hears each output as it happens (bounded by {@link #streamLimit}); without one it is one JSON
+     * answer with no request timeout (the code's own bounds it).
+     */
     CodeResult send(String path, CodeRequest request, CodeListener listener) {
         CodeRequest.Builder b = request.toBuilder();
         if (request.timeout().isEmpty()) {
@@ -78,12 +87,28 @@ final class RemoteCodeInterpreter implements CodeInterpreter {
         if (request.packageSource().isEmpty() && !request.libraries().isEmpty()) {
             options.packageSource().ifPresent(b::packageSource);
         }
-        CodeResult r = CodeWire.codeResult(http.call("POST", path, null, CodeWire.json(b.build()), null));
-        deliver(r, listener == null ? CodeListener.NONE : listener);
-        return r;
+        CodeRequest full = b.build();
+        if (listener == null || listener == CodeListener.NONE) {
+            return CodeWire.codeResult(http.call("POST", path, null, CodeWire.json(full), null));
+        }
+        return http.stream(path, CodeWire.json(full), CodeWire.STREAM_TYPE, streamLimit(full),
+                event -> CodeWire.deliver(event, listener), answer -> {
+                    CodeResult r = CodeWire.codeResult(answer); // a daemon that does not stream
+                    deliver(r, listener);
+                    return r;
+                });
     }
 
-    /** Hands the finished result to the listener, as the built-in interpreter would have while it ran. */
+    /**
+     * How long a streamed run may take in all: its timeout, a margin for starting a context or waiting for
+     * another client's cell in it, and the install bound when it installs libraries first.
+     */
+    static Duration streamLimit(CodeRequest request) {
+        Duration limit = request.timeout().orElseThrow().plus(STREAM_MARGIN);
+        return request.libraries().isEmpty() ? limit : limit.plus(Http.CONTROL_TIMEOUT);
+    }
+
+    /** Hands a finished result to the listener, for a daemon that answered without streaming. */
     private static void deliver(CodeResult r, CodeListener listener) {
         if (listener == CodeListener.NONE) {
             return;

@@ -111,7 +111,7 @@ class RemoteCodeTest {
             assertThat(py.language()).isEqualTo("python");
             assertThat(py.stdout()).isEqualTo("42\n");
             assertThat(py.stderr()).isEqualTo("e\n");
-            assertThat(heard).containsExactly("42\n"); // delivered when the result arrives
+            assertThat(heard).containsExactly("42\n"); // streamed: one chunk, as the process wrote it at exit
 
             CodeResult c = code.run("c", "#include <stdio.h>\nint main(void){ printf(\"%d\\n\", 6*7); return 3; }");
             assertThat(c.step()).isEqualTo(CodeResult.Step.RUN);
@@ -133,6 +133,171 @@ class RemoteCodeTest {
         try (CodeInterpreter code = CodeInterpreter.of(shared); CodeContext py = code.createContext("python")) {
             CodeResult r = py.run("import time\ntime.sleep(" + (IDLE.toSeconds() * 2) + ")\n'woke'");
             assertThat(r.value().orElseThrow().text()).isEqualTo("'woke'");
+        }
+    }
+
+    @Test
+    void aStreamedCellQuietLongerThanTheDaemonsIdleTimeoutStillEnds() {
+        try (CodeInterpreter code = CodeInterpreter.of(shared); CodeContext py = code.createContext("python")) {
+            Heard heard = new Heard();
+            CodeResult r = py.run(CodeRequest.cell("import time\nprint('a', flush=True)\ntime.sleep("
+                    + (IDLE.toSeconds() * 2) + ")\nprint('b')"), heard);
+            assertThat(r.stdout()).isEqualTo("a\nb\n");
+            assertThat(heard.stdout()).isEqualTo("a\nb\n");
+        }
+    }
+
+    /** Records what a listener hears, with when it heard it. */
+    private static final class Heard implements CodeListener {
+        final List<String> events = java.util.Collections.synchronizedList(new ArrayList<>());
+        final StringBuffer out = new StringBuffer();
+        final StringBuffer err = new StringBuffer();
+        final List<io.paddock.code.RichOutput> results = java.util.Collections.synchronizedList(new ArrayList<>());
+        final List<Plot> plots = java.util.Collections.synchronizedList(new ArrayList<>());
+        final Map<String, Long> firstHeardAt = new java.util.concurrent.ConcurrentHashMap<>();
+
+        @Override
+        public void onStdout(String text) {
+            out.append(text);
+            events.add("out:" + text);
+            firstHeardAt.putIfAbsent(text, System.nanoTime());
+        }
+
+        @Override
+        public void onStderr(String text) {
+            err.append(text);
+            events.add("err:" + text);
+        }
+
+        @Override
+        public void onResult(io.paddock.code.RichOutput output) {
+            results.add(output);
+            events.add("result");
+        }
+
+        @Override
+        public void onPlot(Plot plot) {
+            plots.add(plot);
+            events.add("plot");
+        }
+
+        String stdout() {
+            return out.toString();
+        }
+
+        String stderr() {
+            return err.toString();
+        }
+    }
+
+    private static final String TWO_LINES = "import time\nprint('first', flush=True)\ntime.sleep(1.5)\nprint('second', flush=True)";
+
+    @Test
+    void outputArrivesWhileACellOrARunIsStillRunning() {
+        try (CodeInterpreter code = CodeInterpreter.of(shared); CodeContext py = code.createContext("python")) {
+            for (boolean cell : new boolean[] {true, false}) {
+                Heard heard = new Heard();
+                CodeResult r = cell ? py.run(CodeRequest.cell(TWO_LINES), heard)
+                        : code.run(CodeRequest.of("python", TWO_LINES), heard);
+                long ended = System.nanoTime();
+                assertThat(r.stdout()).isEqualTo("first\nsecond\n");
+                assertThat(heard.stdout()).isEqualTo("first\nsecond\n");
+                // the first line was heard before the 1.5 s sleep ended, so well before the answer came
+                long early = ended - heard.firstHeardAt.get("first\n");
+                assertThat(Duration.ofNanos(early)).as(cell ? "cell" : "run").isGreaterThan(Duration.ofMillis(1000));
+            }
+        }
+    }
+
+    @Test
+    void streamedEventsKeepEachStreamsOrderAndMatchTheResult() {
+        String code = "import sys\nfor i in range(200):\n    print('o%d' % i, flush=True)\n    print('e%d' % i, file=sys.stderr, flush=True)";
+        try (CodeInterpreter interpreter = CodeInterpreter.of(shared); CodeContext py = interpreter.createContext("python")) {
+            Heard cell = new Heard();
+            CodeResult c = py.run(CodeRequest.cell(code), cell);
+            Heard run = new Heard();
+            CodeResult r = interpreter.run(CodeRequest.of("python", code), run);
+            for (var pair : List.of(Map.entry(cell, c), Map.entry(run, r))) {
+                assertThat(pair.getKey().stdout()).isEqualTo(pair.getValue().stdout()).startsWith("o0\no1\n").endsWith("o199\n");
+                assertThat(pair.getKey().stderr()).isEqualTo(pair.getValue().stderr()).startsWith("e0\ne1\n").endsWith("e199\n");
+            }
+        }
+    }
+
+    @Test
+    void richResultsAndPlotsAreStreamedAndTheResultMatchesTheUnstreamedOne() {
+        String code = "import matplotlib.pyplot as plt\nplt.figure(figsize=(2, 2), dpi=50)\nplt.plot([1, 2])\nplt.show()\n"
+                + "print('done')\n6 * 7";
+        try (CodeInterpreter interpreter = CodeInterpreter.of(shared); CodeContext py = interpreter.createContext("python")) {
+            Heard heard = new Heard();
+            CodeResult streamed = py.run(CodeRequest.cell(code), heard);
+            CodeResult plain = py.run(CodeRequest.cell(code)); // no listener: one JSON answer, as before
+            assertThat(heard.events).containsExactly("plot", "out:done\n", "result");
+            assertThat(heard.results).isEqualTo(streamed.results());
+            assertThat(heard.results.get(0).text()).isEqualTo("42");
+            assertThat(heard.plots).hasSize(1);
+            assertThat(heard.plots.get(0).content()).isEqualTo(streamed.plots().get(0).content());
+            assertThat(heard.plots.get(0).width()).isEqualTo(100);
+            for (CodeResult r : List.of(streamed, plain)) {
+                assertThat(r.stdout()).isEqualTo("done\n");
+                assertThat(r.results()).isEqualTo(plain.results());
+                assertThat(r.plots()).hasSize(1);
+                assertThat(r.plots().get(0).content()).isEqualTo(plain.plots().get(0).content());
+                assertThat(r.status().outcome()).isEqualTo(plain.status().outcome());
+                assertThat(r.exitCode()).isEqualTo(plain.exitCode());
+                assertThat(r.error()).isEqualTo(plain.error());
+                assertThat(r.contextRestarted()).isFalse();
+            }
+            // a one-shot run: the same answer streamed or not
+            String once = "import sys\nprint('x')\nprint('y', file=sys.stderr)\nsys.exit(3)";
+            CodeResult a = interpreter.run(CodeRequest.of("python", once), new Heard());
+            CodeResult b = interpreter.run(CodeRequest.of("python", once));
+            assertThat(List.of(a.stdout(), a.stderr(), a.exitCode(), a.step(), a.language()))
+                    .isEqualTo(List.of(b.stdout(), b.stderr(), b.exitCode(), b.step(), b.language()));
+        }
+    }
+
+    @Test
+    void aStreamedCellOfAGoneContextIsAPlainNotFound() {
+        try (CodeInterpreter code = CodeInterpreter.of(shared)) {
+            CodeContext ctx = code.createContext("python");
+            ctx.close();
+            Heard heard = new Heard();
+            assertThatThrownBy(() -> ctx.run(CodeRequest.cell("print(1)"), heard)).isInstanceOfSatisfying(SandboxException.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.NOT_FOUND);
+                assertThat(e.getMessage()).contains(ctx.id());
+            });
+            assertThat(heard.events).isEmpty();
+        }
+    }
+
+    @Test
+    void anInterruptedStreamIsUnavailableAndTheCellStillEnds() throws Exception {
+        try (CodeInterpreter code = CodeInterpreter.of(shared); CodeContext py = code.createContext("python")) {
+            java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+            Thread t = new Thread(() -> {
+                try {
+                    py.run(CodeRequest.builder().code("import time\nprint('go', flush=True)\ntime.sleep(30)")
+                            .timeout(Duration.ofSeconds(3)).build(), new CodeListener() {
+                        @Override
+                        public void onStdout(String text) {
+                            started.countDown();
+                        }
+                    });
+                } catch (Throwable e) {
+                    thrown.set(e);
+                }
+            });
+            t.start();
+            assertThat(started.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            t.interrupt();
+            t.join(10_000);
+            assertThat(t.isAlive()).isFalse();
+            assertThat(thrown.get()).isInstanceOfSatisfying(SandboxException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE));
+            // the daemon times the abandoned cell out as usual; the context then runs the next one
+            assertThat(py.run("6 * 7").value().orElseThrow().text()).isEqualTo("42");
         }
     }
 
