@@ -164,6 +164,29 @@ class CliIT {
         assertThat(slow.err()).contains("timed out after 1s");
     }
 
+    /** {@code paddock code} prints a cell's output as it comes: the first line long before the cell ends. */
+    private static void assertLive(String id) throws Exception {
+        List<String> cmd = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-jar",
+                JAR.toString(), "code", id, "--context", "nb", "--code",
+                "import time\nprint('first', flush=True)\ntime.sleep(1.5)\nprint('second', flush=True)");
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD);
+        pb.environment().putAll(Map.of("PADDOCK_URL", url, "PADDOCK_TOKEN", token));
+        Process p = pb.start();
+        p.getOutputStream().close();
+        try (java.io.BufferedReader out = new java.io.BufferedReader(
+                new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+            assertThat(out.readLine()).isEqualTo("first");
+            long first = System.nanoTime();
+            assertThat(out.readLine()).isEqualTo("second");
+            assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(p.exitValue()).isZero();
+            assertThat(System.nanoTime() - first).as("ns between the first line and the end")
+                    .isGreaterThan(1_000_000_000L);
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
     @Test
     void codeCellsRunInADaemonContextThatPersistsBetweenInvocations() throws Exception {
         String id = remote("create", "--memory", "512m").out().trim();
@@ -180,6 +203,7 @@ class CliIT {
                     "import matplotlib.pyplot as plt\nplt.plot([x, 1])");
             assertThat(plot.code()).as(plot.err()).isZero();
             assertThat(Files.readAllBytes(out.resolve("plot-1.png"))).startsWith(0x89, 'P', 'N', 'G');
+            assertLive(id);
             assertThat(remote("code", id, "--contexts").out()).contains("nb").contains("python");
             assertThat(remote("code", id, "--context", "nb", "--restart").code()).isZero();
             assertThat(remote("code", id, "--context", "nb", "--code", "'x' in dir()").out()).isEqualTo("False\n");
