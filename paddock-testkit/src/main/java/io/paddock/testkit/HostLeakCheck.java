@@ -72,6 +72,7 @@ public final class HostLeakCheck {
         list(stateDir.resolve("runsc")).stream().filter(p -> p.getFileName().toString().matches("sb-[a-z2-7]{26}(_.*)?"))
                 .forEach(p -> out.add("runsc-state " + p.getFileName()));
         out.addAll(runscProcesses());
+        out.addAll(launcherProcesses());
         list(stateDir.resolve("uids")).forEach(p -> out.add("uid-lease " + p.getFileName() + " "
                 + lines(p).stream().findFirst().orElse("?")));
         for (Path hierarchy : list(Path.of("/sys/fs/cgroup"))) {
@@ -107,9 +108,22 @@ public final class HostLeakCheck {
      * foreign filter applies. None may outlive destroy: the checklist's "no runsc-sandbox or gofer processes".
      */
     private List<String> runscProcesses() {
+        return processes("runsc-process", "runsc",
+                List.of("--root=" + stateDir.resolve("runsc"), stateDir.resolve("runsc").toString()));
+    }
+
+    /**
+     * The runc tier's user-namespace launcher ({@code paddock-userns-run}) and its namespace holder (a fork,
+     * with the same command line), started with this state directory's runc root. Both end before create
+     * returns; one found later leaked.
+     */
+    private List<String> launcherProcesses() {
+        return processes("userns-launcher", "paddock-userns-run", List.of(stateDir.resolve("runc").toString()));
+    }
+
+    /** Processes whose argv[0] contains {@code binary} and whose argv holds one of {@code rootMarkers}. */
+    private static List<String> processes(String label, String binary, List<String> rootMarkers) {
         List<String> out = new ArrayList<>();
-        String rootFlag = "--root=" + stateDir.resolve("runsc");
-        String rootArg = stateDir.resolve("runsc").toString();
         for (Path p : list(Path.of("/proc"))) {
             String pid = p.getFileName().toString();
             if (!pid.chars().allMatch(Character::isDigit)) {
@@ -122,11 +136,11 @@ public final class HostLeakCheck {
                 continue;
             }
             List<String> argv = List.of(cmd.split("\0"));
-            if (argv.isEmpty() || !argv.get(0).contains("runsc") || !(argv.contains(rootFlag) || argv.contains(rootArg))) {
+            if (argv.isEmpty() || !argv.get(0).contains(binary) || rootMarkers.stream().noneMatch(argv::contains)) {
                 continue;
             }
             java.util.regex.Matcher m = java.util.regex.Pattern.compile("sb-[a-z2-7]{26}").matcher(cmd);
-            out.add("runsc-process " + pid + " " + argv.get(0) + " " + (m.find() ? m.group() : "?"));
+            out.add(label + " " + pid + " " + argv.get(0) + " " + (m.find() ? m.group() : "?"));
         }
         return out;
     }

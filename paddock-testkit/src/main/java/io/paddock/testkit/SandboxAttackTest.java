@@ -791,7 +791,9 @@ public abstract class SandboxAttackTest {
      * {@code kind count errno-name errno elapsed} per kind; {@code argv[2]} caps the POSIX queues and
      * semaphore sets, the kinds that are slow to make in bulk on some tiers. File-descriptor objects are released after counting; SysV
      * objects and POSIX queues stay in the sandbox's IPC namespace; inotify watches (up to {@code argv[1]}, one
-     * instance per pass over every file under /usr) and then instances are held until stdin closes.
+     * instance per pass over every file under /usr) and then instances are held until stdin closes. With
+     * {@code argv[1]} {@code count} it prints what its IPC namespace holds; with {@code inotify}, whether it can
+     * make an inotify instance and a watch ({@code ok}, or the errno's name).
      */
     private static final String KERNEL_OBJECTS_C = """
             #define _GNU_SOURCE
@@ -865,6 +867,12 @@ public abstract class SandboxAttackTest {
                     printf("%d %d %d %d\\n", shm, sem, msg, mq_open("/a11-0", O_RDONLY) == (mqd_t) -1 ? 0 : 1);
                     return 0;
                 }
+                if (argc > 1 && strcmp(argv[1], "inotify") == 0) { /* can this sandbox make an instance and a watch? */
+                    int fd = inotify_init1(0);
+                    if (fd < 0 || inotify_add_watch(fd, "/", IN_MODIFY) < 0) { printf("%s\\n", name(errno)); return 1; }
+                    printf("ok\\n");
+                    return 0;
+                }
                 watchCap = argc > 1 ? atol(argv[1]) : 1000;
                 slowCap = argc > 2 ? atol(argv[2]) : CAP;
                 clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -922,8 +930,8 @@ public abstract class SandboxAttackTest {
         int openFiles = 256;
         long maxUserInstances = Long.parseLong(host().readHostFile("/proc/sys/fs/inotify/max_user_instances").trim());
         long maxUserWatches = Long.parseLong(host().readHostFile("/proc/sys/fs/inotify/max_user_watches").trim());
-        // Enough watches to pass host root's whole allowance where it is shared; a bounded flood otherwise.
-        long watchCap = tier().inotifySharedWithHostRoot() ? maxUserWatches + 50_000 : 5_000;
+        // Enough watches to pass a whole per-user allowance where there is one; a bounded flood otherwise.
+        long watchCap = tier().inotifyPerUserLimits() ? maxUserWatches + 50_000 : 5_000;
         // The Sentry makes semaphore sets in time linear in their number (32000 sets take 30 s) and has no
         // queue limit to reach: a smaller flood there shows the same containment in a second.
         long slowCap = tier().hostSeesTenantProcesses() ? 33_000 : 6_000;
@@ -931,8 +939,10 @@ public abstract class SandboxAttackTest {
         Map<String, String[]> seen = new TreeMap<>();
         try (Sandbox sb = paddock().create(small().openFiles(openFiles).build()); Sandbox other = create()) {
             String bin = compileC(sb, "kobjects", KERNEL_OBJECTS_C, "-lrt");
+            String otherBin = compileC(other, "kobjects", KERNEL_OBJECTS_C, "-lrt");
             String hostInotifyDuring;
             String hostEventfdDuring;
+            ExecResult otherInotifyDuring;
             try (ExecProcess p = sb.start(ExecRequest.builder().argv(bin, Long.toString(watchCap), Long.toString(slowCap))
                     .timeout(Duration.ofSeconds(60)).build())) {
                 java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(p.stdout(), StandardCharsets.UTF_8));
@@ -943,12 +953,14 @@ public abstract class SandboxAttackTest {
                 // While the sandbox holds everything it could make:
                 hostInotifyDuring = hostInotify();
                 hostEventfdDuring = hostEventfd();
+                otherInotifyDuring = other.exec(otherBin, "inotify");
                 assertThat(hostSysvIpc()).as("host SysV IPC objects during the flood").isEqualTo(hostIpc);
                 p.closeStdin();
                 assertThat(p.awaitExit(Duration.ofSeconds(20))).hasValueSatisfying(s -> assertThat(s.success()).isTrue());
             }
             String evidence = seen.values().stream().map(f -> String.join(" ", f)).collect(Collectors.joining("; "))
-                    + "; host inotify during: " + hostInotifyDuring + "; host eventfd during: " + hostEventfdDuring;
+                    + "; host inotify during: " + hostInotifyDuring + "; host eventfd during: " + hostEventfdDuring
+                    + "; another sandbox's inotify during: " + otherInotifyDuring.stdoutText().trim();
             note("a11", evidence);
             assertThat(seen).as(evidence).containsOnlyKeys("pipe", "eventfd", "timerfd", "mqueue", "shm", "sem", "msg",
                     "io_uring", "inotify_watch", "inotify_instance");
@@ -980,25 +992,28 @@ public abstract class SandboxAttackTest {
             assertThat(hostEventfdDuring).as(evidence).isEqualTo("ok");
             long instances = Long.parseLong(seen.get("inotify_instance")[1]);
             assertThat(seen.get("inotify_instance")[2]).as(evidence).isEqualTo("EMFILE");
-            if (tier().inotifySharedWithHostRoot()) {
-                // Known gap (Tier#inotifySharedWithHostRoot): the flood stopped at host root's allowance, not
-                // at the sandbox's own RLIMIT_NOFILE, and while it held them the host's root could make none.
-                assertThat(instances).as(evidence).isLessThanOrEqualTo(maxUserInstances).isLessThan(openFiles - 16);
+            if (tier().inotifyPerUserLimits()) {
+                // The flood stopped at the per-user allowance of the sandbox's own host uid (the namespace's
+                // owner), not at root's: while it held all of it, host root could still make its own.
+                assertThat(instances).as(evidence).isLessThanOrEqualTo(Math.min(maxUserInstances, openFiles));
                 assertThat(seen.get("inotify_watch")[2]).as(evidence).isEqualTo("ENOSPC");
                 assertThat(Long.parseLong(seen.get("inotify_watch")[1])).as(evidence).isLessThanOrEqualTo(maxUserWatches);
-                assertThat(hostInotifyDuring).as(evidence).isNotEqualTo("ok");
+                if (maxUserInstances < openFiles - 16) {
+                    assertThat(instances).as(evidence).isGreaterThanOrEqualTo(maxUserInstances - 16);
+                }
             } else {
                 assertThat(instances).as(evidence).isGreaterThanOrEqualTo(openFiles - 16).isLessThanOrEqualTo(openFiles);
                 assertThat(seen.get("inotify_watch")[1] + " " + seen.get("inotify_watch")[2]).as(evidence).isEqualTo(watchCap + " NONE");
-                assertThat(hostInotifyDuring).as(evidence).isEqualTo("ok");
             }
+            assertThat(hostInotifyDuring).as(evidence).isEqualTo("ok");
+            assertThat(otherInotifyDuring.stdoutText().trim()).as(evidence).isEqualTo("ok");
             // Once the flood has let go, the host has everything back.
             assertThat(hostInotify()).as("host inotify after the flood").isEqualTo("ok");
             // The IPC objects outlive the process in the sandbox's namespace, and only there.
             ExecResult mine = sb.exec(bin, "count");
             assertThat(mine.stdoutText().trim()).as("IPC objects in the flooded sandbox (shm sem msg mqueue): %s", mine)
                     .isEqualTo(seen.get("shm")[1] + " " + seen.get("sem")[1] + " " + seen.get("msg")[1] + " 1");
-            ExecResult theirs = other.exec(compileC(other, "kobjects", KERNEL_OBJECTS_C, "-lrt"), "count");
+            ExecResult theirs = other.exec(otherBin, "count");
             assertThat(theirs.stdoutText().trim()).as("IPC objects in another sandbox: %s", theirs).isEqualTo("0 0 0 0");
         }
         assertThat(hostSysvIpc()).as("host SysV IPC objects after destroy").isEqualTo(hostIpc);

@@ -81,14 +81,14 @@ public enum Tier {
     }
 
     /**
-     * Whether the sandbox's inotify instances and watches count against host root's per-user limits
-     * ({@code fs.inotify.max_user_instances}, {@code max_user_watches}). runc: yes, a known gap. The kernel
-     * charges an inotify object to its user at every user-namespace level up to the host's, and at the host
-     * level that user is the namespace's creator, root (runc creates every sandbox's user namespace as
-     * root), so one tenant can take all of root's instances and watches host-wide while it holds them.
-     * runsc: no; inotify is the Sentry's own, bounded by the sandbox's open files and memory.
+     * Whether the sandbox's inotify instances and watches are the host kernel's, held to the per-user limits
+     * {@code fs.inotify.max_user_instances} and {@code max_user_watches}. runc: yes. The kernel charges an
+     * inotify object to its user at every user-namespace level up to the host's, where that user is the
+     * namespace's creator: the sandbox's own host uid (the runc tier creates the namespace as that uid), so
+     * the limits hold per sandbox and host root keeps its own allowance. runsc: no; inotify is the Sentry's
+     * own, bounded by the sandbox's open files and memory.
      */
-    public boolean inotifySharedWithHostRoot() {
+    public boolean inotifyPerUserLimits() {
         return hostKernelInterfaces;
     }
 

@@ -55,6 +55,8 @@ public abstract class OciTier implements SandboxRuntime {
     private static final String CGROUP_PARENT = "/paddock/";
     /** Bundles written before tiers were recorded have no {@code runtime} file: they are runc's. */
     static final String LEGACY_TIER = "runc";
+    /** The bundle's link to the user namespace a sandbox joins, when its tier prepares one. */
+    public static final String USERNS_LINK = "userns";
 
     protected final OciHost host;
 
@@ -70,8 +72,8 @@ public abstract class OciTier implements SandboxRuntime {
         return CGROUP_PARENT + id.value();
     }
 
-    /** Starts the sandbox of a prepared bundle, its init's stdio connected to the FIFOs. */
-    protected abstract void launch(SandboxId id, Path bundle, Path toInit, Path fromInit, Path log);
+    /** Starts the sandbox of a prepared bundle (made from {@code plan}), its init's stdio connected to the FIFOs. */
+    protected abstract void launch(SandboxId id, Path bundle, BundlePlan plan, Path toInit, Path fromInit, Path log);
 
     /** Whether the tier's runtime still knows this sandbox. */
     protected abstract boolean hasState(SandboxId id);
@@ -94,10 +96,22 @@ public abstract class OciTier implements SandboxRuntime {
         return SeccompProfile.Dialect.KERNEL;
     }
 
-    /** The bundle plan: the same for every OCI tier but for {@link #image()}, {@link #hostPids} and the filter's dialect. */
-    private BundlePlan plan(StartRequest request, long uidBase) {
-        return new BundlePlan(request.spec(), image().root().toString(), image().mounts(), uidBase,
+    /**
+     * Whether the sandbox joins a user namespace made for it beforehand (at {@link #USERNS_LINK} in its bundle;
+     * see {@link BundlePlan#userns()}), rather than one its runtime creates. False unless the tier says otherwise.
+     */
+    protected boolean joinsPreparedUserns() {
+        return false;
+    }
+
+    /**
+     * The bundle plan: the same for every OCI tier but for {@link #image()}, {@link #hostPids}, the filter's
+     * dialect and {@link #joinsPreparedUserns()}.
+     */
+    private BundlePlan plan(StartRequest request, long uidBase, Path bundle) {
+        BundlePlan plan = new BundlePlan(request.spec(), image().root().toString(), image().mounts(), uidBase,
                 cgroupsPath(request.id()), host.facts(), hostPids(request.spec()), seccompDialect());
+        return joinsPreparedUserns() ? plan.joiningUserns(bundle.resolve(USERNS_LINK).toString()) : plan;
     }
 
     @Override
@@ -123,7 +137,8 @@ public abstract class OciTier implements SandboxRuntime {
             undo.push(() -> uids.release(slot, id));
             Files.writeString(bundle.resolve("slot"), Integer.toString(slot), StandardCharsets.UTF_8);
 
-            OciSpec spec = OciSpecBuilder.build(plan(request, uids.firstId(slot)));
+            BundlePlan plan = plan(request, uids.firstId(slot), bundle);
+            OciSpec spec = OciSpecBuilder.build(plan);
             Files.write(bundle.resolve("config.json"), JSON.writeValueAsBytes(spec));
 
             Path toInit = bundle.resolve("to-init");
@@ -136,7 +151,7 @@ public abstract class OciTier implements SandboxRuntime {
 
             undo.push(() -> removeFromRuntime(id));
             undo.push(() -> host.cgroups().killAndRemove(cgroupsPath(id)));
-            launch(id, bundle, toInit, fromInit, bundle.resolve("init.log"));
+            launch(id, bundle, plan, toInit, fromInit, bundle.resolve("init.log"));
 
             // Now the init holds its ends: switch to one-directional ends so that its death reads as end of
             // file and writes to a dead init fail instead of filling the pipe.

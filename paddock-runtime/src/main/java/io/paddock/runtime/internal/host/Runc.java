@@ -6,6 +6,7 @@ import io.paddock.SandboxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 
 /** The runc command line: the only code that runs runc. */
@@ -40,10 +41,46 @@ public final class Runc {
      * connected to the given FIFOs and its stderr appended to {@code log}.
      */
     public void runDetached(String id, Path bundle, Path stdinFifo, Path stdoutFifo, Path log) {
-        int code = HostProcess.runWithFiles(
-                List.of(binary.toString(), "--root", stateRoot.toString(), "run", "--detach",
-                        "--bundle", bundle.toString(), id),
-                stdinFifo, stdoutFifo, log, TIMEOUT);
+        start(runArgv(id, bundle), stdinFifo, stdoutFifo, log);
+    }
+
+    /**
+     * The user namespace a sandbox joins, and who makes it: {@code launcher} (paddock-userns-run, see
+     * {@code src/main/c/userns_run.c}) creates it as {@code hostRoot}, the first id of the sandbox's host range
+     * (uid and gid alike), maps container ids {@code 0 … size-1} to that range, points {@code link} (the path
+     * config.json names) at it, sets the init's RLIMIT_NOFILE to {@code nofile} and RLIMIT_CORE to 0 on
+     * itself, runs runc, and kills its namespace holder once runc has exited (the sandbox's processes then
+     * hold the namespace).
+     */
+    public record OwnUserns(Path launcher, long hostRoot, long size, long nofile, Path link) {
+        public OwnUserns {
+            if (hostRoot <= 0 || size <= 0 || nofile <= 0) {
+                throw new IllegalArgumentException("bad user namespace: owner " + hostRoot + ", size " + size
+                        + ", nofile " + nofile);
+            }
+        }
+    }
+
+    /**
+     * As {@link #runDetached}, with the sandbox's user namespace created by its own host uid rather than by
+     * runc as root, so that the kernel charges the sandbox's per-user counts (inotify instances and watches,
+     * user namespaces, queue bytes, pending signals) to that uid.
+     */
+    public void runDetached(String id, Path bundle, Path stdinFifo, Path stdoutFifo, Path log, OwnUserns userns) {
+        List<String> argv = new ArrayList<>(List.of(userns.launcher().toString(), Long.toString(userns.hostRoot()),
+                Long.toString(userns.hostRoot()), Long.toString(userns.size()), Long.toString(userns.nofile()),
+                userns.link().toString()));
+        argv.addAll(runArgv(id, bundle));
+        start(argv, stdinFifo, stdoutFifo, log);
+    }
+
+    private List<String> runArgv(String id, Path bundle) {
+        return List.of(binary.toString(), "--root", stateRoot.toString(), "run", "--detach",
+                "--bundle", bundle.toString(), id);
+    }
+
+    private void start(List<String> argv, Path stdinFifo, Path stdoutFifo, Path log) {
+        int code = HostProcess.runWithFiles(argv, stdinFifo, stdoutFifo, log, TIMEOUT);
         if (code != 0) {
             throw new SandboxException(ErrorCode.INTERNAL, "runc could not start the sandbox (exit " + code + "): "
                     + lastLines(log));

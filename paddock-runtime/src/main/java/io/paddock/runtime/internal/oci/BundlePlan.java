@@ -5,6 +5,7 @@ import io.paddock.runtime.internal.oci.OciSpec.Mount;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Everything {@link OciSpecBuilder} needs, gathered beforehand so that building the spec does no I/O.
@@ -19,9 +20,14 @@ import java.util.Objects;
  *                      tenant task is a host task; more on runsc, where the Sentry's and gofer's threads and
  *                      the platform's stubs count too (and the tenant limit is enforced inside the Sentry)
  * @param seccomp       who applies the seccomp filter (the host kernel, or gVisor's Sentry)
+ * @param userns        the user namespace the sandbox joins (a path to its namespace file), already mapped to
+ *                      {@code uidBase} and owned by that unprivileged host uid, so that the kernel charges the
+ *                      sandbox's per-user counts (inotify, ...) to it and not to root; the init's rlimits are
+ *                      then set by whoever starts the runtime, not in the spec (see {@link OciSpecBuilder#initRlimits}).
+ *                      Empty: the runtime creates the namespace (as root) and sets the rlimits itself
  */
 public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMounts, long uidBase, String cgroupsPath,
-                         HostFacts host, long hostPids, SeccompProfile.Dialect seccomp) {
+                         HostFacts host, long hostPids, SeccompProfile.Dialect seccomp, Optional<String> userns) {
     public BundlePlan {
         Objects.requireNonNull(spec, "spec");
         Objects.requireNonNull(rootfs, "rootfs");
@@ -29,15 +35,31 @@ public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMount
         Objects.requireNonNull(cgroupsPath, "cgroupsPath");
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(seccomp, "seccomp");
+        Objects.requireNonNull(userns, "userns");
         if (hostPids < spec.pids()) {
             throw new IllegalArgumentException("hostPids " + hostPids + " is below the spec's pids " + spec.pids());
         }
     }
 
-    /** The runc tier's plan: the spec's pids limit, the filter applied by the host kernel. */
+    /** A plan without a namespace to join. */
+    public BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMounts, long uidBase, String cgroupsPath,
+                      HostFacts host, long hostPids, SeccompProfile.Dialect seccomp) {
+        this(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, hostPids, seccomp, Optional.empty());
+    }
+
+    /**
+     * A plain runc plan (the benchmark's runc peer): the spec's pids limit, the filter applied by the host
+     * kernel, the user namespace created by runc.
+     */
     public BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMounts, long uidBase, String cgroupsPath,
                       HostFacts host) {
         this(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, spec.pids(), SeccompProfile.Dialect.KERNEL);
+    }
+
+    /** The same plan, joining the user namespace at {@code path} instead of having the runtime create one. */
+    public BundlePlan joiningUserns(String path) {
+        return new BundlePlan(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, hostPids, seccomp,
+                Optional.of(path));
     }
 
     /**

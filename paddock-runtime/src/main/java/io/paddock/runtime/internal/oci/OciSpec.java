@@ -55,7 +55,12 @@ public record OciSpec(String ociVersion, Process process, Root root, String host
     public record IdMapping(long containerID, long hostID, long size) {
     }
 
-    public record Namespace(String type) {
+    /** A namespace the runtime creates ({@code path} null), or one it joins (the namespace file at {@code path}). */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Namespace(String type, String path) {
+        public Namespace(String type) {
+            this(type, null);
+        }
     }
 
     @JsonInclude(JsonInclude.Include.NON_NULL)

@@ -53,9 +53,19 @@ public final class OciSpecBuilder {
     private OciSpecBuilder() {
     }
 
+    /**
+     * The init's rlimits: RLIMIT_NOFILE at {@value #INIT_NOFILE} (or the host's hard limit if lower), no core
+     * dumps. In the spec unless the sandbox joins a prepared user namespace: runc sets them with {@code prlimit}
+     * on the init, which needs CAP_SYS_RESOURCE over a namespace root does not own, so there whoever starts
+     * runc sets them on itself and runc's init inherits them.
+     */
+    public static List<Rlimit> initRlimits(BundlePlan plan) {
+        long nofile = Math.min(INIT_NOFILE, plan.host().nofileHardLimit());
+        return List.of(new Rlimit("RLIMIT_NOFILE", nofile, nofile), new Rlimit("RLIMIT_CORE", 0, 0));
+    }
+
     public static OciSpec build(BundlePlan plan) {
         SandboxSpec spec = plan.spec();
-        long nofile = Math.min(INIT_NOFILE, plan.host().nofileHardLimit());
         OciSpec.Process process = new OciSpec.Process(
                 false,
                 new User(0, 0),
@@ -63,7 +73,7 @@ public final class OciSpecBuilder {
                 INIT_ENV,
                 "/",
                 Capabilities.only(INIT_CAPABILITIES),
-                List.of(new Rlimit("RLIMIT_NOFILE", nofile, nofile), new Rlimit("RLIMIT_CORE", 0, 0)),
+                plan.userns().isPresent() ? List.of() : initRlimits(plan),
                 true);
 
         long memory = spec.memory().bytes();
@@ -79,7 +89,8 @@ public final class OciSpecBuilder {
                 resources,
                 plan.cgroupsPath(),
                 List.of(new Namespace("pid"), new Namespace("network"), new Namespace("ipc"), new Namespace("uts"),
-                        new Namespace("mount"), new Namespace("user"), new Namespace("cgroup")),
+                        new Namespace("mount"), new Namespace("user", plan.userns().orElse(null)),
+                        new Namespace("cgroup")),
                 SeccompProfile.forArch(plan.host().arch(), plan.seccomp()),
                 MASKED_PATHS,
                 READONLY_PATHS);

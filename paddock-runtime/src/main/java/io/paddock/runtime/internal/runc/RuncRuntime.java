@@ -4,6 +4,10 @@ import io.paddock.SandboxId;
 import io.paddock.runtime.internal.bundle.OciHost;
 import io.paddock.runtime.internal.bundle.OciTier;
 import io.paddock.runtime.internal.host.Runc;
+import io.paddock.runtime.internal.image.NativeResource;
+import io.paddock.runtime.internal.oci.BundlePlan;
+import io.paddock.runtime.internal.oci.OciSpec;
+import io.paddock.runtime.internal.oci.OciSpecBuilder;
 
 import java.nio.file.Path;
 
@@ -12,15 +16,23 @@ import java.nio.file.Path;
  * own cgroups, the seccomp allowlist, a read-only root and Paddock's init as PID 1. Everything but the runc
  * command line is shared with the other OCI tiers ({@link OciTier}); runc keeps its state under
  * {@code <state>/runc}.
+ *
+ * <p>The user namespace is not runc's: runc would create it as root, and the kernel would then charge every
+ * sandbox's inotify instances and watches (and its other per-user counts) to host root. It is created by the
+ * sandbox's own host uid ({@value #LAUNCHER_RESOURCE}, see {@link Runc.OwnUserns}) and joined by runc.
  */
 public final class RuncRuntime extends OciTier {
     public static final String NAME = "runc";
+    /** The launcher that creates each sandbox's user namespace as its own host uid ({@code src/main/c/userns_run.c}). */
+    public static final String LAUNCHER_RESOURCE = "/io/paddock/runtime/paddock-userns-run";
 
     private final Runc runc;
+    private final Path launcher;
 
-    private RuncRuntime(OciHost host, Runc runc) {
+    private RuncRuntime(OciHost host, Runc runc, Path launcher) {
         super(host);
         this.runc = runc;
+        this.launcher = launcher;
     }
 
     /**
@@ -30,7 +42,9 @@ public final class RuncRuntime extends OciTier {
      */
     public static RuncRuntime open(OciHost host) {
         Path binary = Runc.locate();
-        return new RuncRuntime(host, new Runc(binary, host.tierDir("runc")));
+        Path launcher = NativeResource.extractTo(LAUNCHER_RESOURCE, host.stateDir().resolve("bin"),
+                "paddock-userns-run-", "");
+        return new RuncRuntime(host, new Runc(binary, host.tierDir("runc")), launcher);
     }
 
     /** Checks the host, prepares the state directory and opens the runc tier on it. */
@@ -49,8 +63,17 @@ public final class RuncRuntime extends OciTier {
     }
 
     @Override
-    protected void launch(SandboxId id, Path bundle, Path toInit, Path fromInit, Path log) {
-        runc.runDetached(id.value(), bundle, toInit, fromInit, log);
+    protected boolean joinsPreparedUserns() {
+        return true;
+    }
+
+    @Override
+    protected void launch(SandboxId id, Path bundle, BundlePlan plan, Path toInit, Path fromInit, Path log) {
+        long nofile = OciSpecBuilder.initRlimits(plan).stream().filter(r -> r.type().equals("RLIMIT_NOFILE"))
+                .mapToLong(OciSpec.Rlimit::hard).findFirst().orElseThrow();
+        Path link = Path.of(plan.userns().orElseThrow());
+        runc.runDetached(id.value(), bundle, toInit, fromInit, log,
+                new Runc.OwnUserns(launcher, plan.uidBase(), OciSpecBuilder.ID_RANGE, nofile, link));
     }
 
     @Override

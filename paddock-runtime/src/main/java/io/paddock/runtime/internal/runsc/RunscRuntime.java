@@ -7,6 +7,7 @@ import io.paddock.runtime.internal.bundle.OciTier;
 import io.paddock.runtime.internal.host.Runsc;
 import io.paddock.runtime.internal.image.GvisorCompat;
 import io.paddock.runtime.internal.image.HostImage;
+import io.paddock.runtime.internal.oci.BundlePlan;
 import io.paddock.runtime.internal.oci.SeccompProfile;
 
 import java.nio.file.Path;
@@ -96,7 +97,7 @@ public final class RunscRuntime extends OciTier {
     }
 
     @Override
-    protected void launch(SandboxId id, Path bundle, Path toInit, Path fromInit, Path log) {
+    protected void launch(SandboxId id, Path bundle, BundlePlan plan, Path toInit, Path fromInit, Path log) {
         runsc.runDetached(id.value(), bundle, toInit, fromInit, log);
     }
 

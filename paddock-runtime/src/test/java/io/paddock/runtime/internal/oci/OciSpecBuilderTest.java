@@ -25,16 +25,24 @@ class OciSpecBuilderTest {
                 0x4000_0000L + 3 * 65536, "/paddock/sb-aaaaaaaaaaaaaaaaaaaaaaaaaa", FACTS);
     }
 
+    /** The runc tier's plan: it joins the user namespace prepared as the sandbox's own host uid. */
+    static BundlePlan runcPlan(SandboxSpec spec) {
+        return plan(spec).joiningUserns(USERNS);
+    }
+
+    private static final String USERNS = "/run/paddock/sandboxes/sb-aaaaaaaaaaaaaaaaaaaaaaaaaa/userns";
+
     /**
-     * The whole config.json for a typical spec is pinned: any change to what sandboxes run with shows up
-     * as a diff of this file in review. To accept a deliberate change, run with -Dpaddock.golden.update=true.
+     * The whole config.json of a runc sandbox for a typical spec is pinned: any change to what sandboxes run
+     * with shows up as a diff of this file in review. To accept a deliberate change, run with
+     * -Dpaddock.golden.update=true.
      */
     @Test
     void configJsonMatchesGolden() throws Exception {
         SandboxSpec spec = SandboxSpec.builder().memory(ByteSize.mib(256)).cpus(1.5).pids(128).disk(ByteSize.gib(1))
                 .openFiles(2048).timeout(Duration.ofMinutes(5)).env("MODE", "test").secret("TOKEN", "s3cr3t")
                 .label("team", "ml").build();
-        String actual = JSON.writeValueAsString(OciSpecBuilder.build(plan(spec))) + "\n";
+        String actual = JSON.writeValueAsString(OciSpecBuilder.build(runcPlan(spec))) + "\n";
         Path golden = Path.of("src/test/resources/golden/config-typical.json");
         if (Boolean.getBoolean("paddock.golden.update")) {
             Files.writeString(golden, actual, StandardCharsets.UTF_8);
@@ -65,6 +73,27 @@ class OciSpecBuilderTest {
         assertThat(oci.linux().seccomp().syscalls()).filteredOn(r -> r.names().contains("clone3"))
                 .singleElement().satisfies(r -> assertThat(r.action()).isEqualTo("SCMP_ACT_ALLOW"));
         assertThat(OciSpecBuilder.build(runc).linux().seccomp().syscalls()).anyMatch(r -> r.names().contains("clone3"));
+    }
+
+    /**
+     * Joining a prepared user namespace: runc is given its path and (as runc 1.1 requires of a user namespace)
+     * the same id maps, which it then does not write; the init's rlimits leave the spec, since runc's prlimit
+     * on a task in a namespace root does not own needs CAP_SYS_RESOURCE, and are set by the launcher instead.
+     */
+    @Test
+    void joiningAPreparedUserNamespaceNamesItsPathAndMovesTheRlimitsOut() {
+        SandboxSpec spec = SandboxSpec.builder().build();
+        OciSpec created = OciSpecBuilder.build(plan(spec));
+        OciSpec joined = OciSpecBuilder.build(runcPlan(spec));
+        assertThat(created.linux().namespaces()).filteredOn(n -> n.type().equals("user")).singleElement()
+                .satisfies(n -> assertThat(n.path()).isNull());
+        assertThat(joined.linux().namespaces()).filteredOn(n -> n.type().equals("user")).singleElement()
+                .satisfies(n -> assertThat(n.path()).isEqualTo(USERNS));
+        assertThat(joined.linux().uidMappings()).isEqualTo(created.linux().uidMappings());
+        assertThat(joined.linux().gidMappings()).isEqualTo(created.linux().gidMappings());
+        assertThat(joined.process().rlimits()).isEmpty();
+        assertThat(OciSpecBuilder.initRlimits(runcPlan(spec))).isEqualTo(created.process().rlimits())
+                .extracting(OciSpec.Rlimit::type).containsExactly("RLIMIT_NOFILE", "RLIMIT_CORE");
     }
 
     @Test
@@ -113,6 +142,8 @@ class OciSpecBuilderTest {
         OciSpec oci = OciSpecBuilder.build(p);
         assertThat(oci.process().rlimits()).filteredOn(r -> r.type().equals("RLIMIT_NOFILE"))
                 .allSatisfy(r -> assertThat(r.hard()).isLessThanOrEqualTo(4096));
+        assertThat(OciSpecBuilder.initRlimits(p.joiningUserns("/u"))).filteredOn(r -> r.type().equals("RLIMIT_NOFILE"))
+                .singleElement().satisfies(r -> assertThat(r.hard()).isEqualTo(4096));
         assertThat(oci.linux().resources().memory().swap()).isNull();
     }
 }
