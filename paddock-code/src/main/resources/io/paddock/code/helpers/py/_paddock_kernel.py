@@ -19,7 +19,7 @@ MAX_FRAME = 32 << 20
 
 _proto_fd = os.dup(1)          # non-inheritable (PEP 446)
 _diag_fd = os.dup(2)           # the exec's own stderr: the kernel's fatal errors, for Paddock's diagnostics
-_req = os.fdopen(os.dup(0), "rb", buffering=0)
+_req_fd = os.dup(0)
 _devnull = os.open(os.devnull, os.O_RDONLY)
 os.dup2(_devnull, 0)
 os.close(_devnull)
@@ -39,6 +39,28 @@ sys.stdout.reconfigure(write_through=True)
 sys.stderr.reconfigure(write_through=True)
 
 _lock = threading.Lock()
+
+
+class Requests:
+    """Request lines from the kernel's stdin, read in chunks: an unbuffered readline() costs one read(2) per
+    byte, each a trip through the Sentry on runsc."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.buf = b""
+
+    def readline(self):
+        """The next line, or b"" at the end of input."""
+        while True:
+            end = self.buf.find(b"\n")
+            if end >= 0:
+                line, self.buf = self.buf[:end + 1], self.buf[end + 1:]
+                return line
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                line, self.buf = self.buf, b""
+                return line
+            self.buf += chunk
 
 
 def send(msg):
@@ -149,11 +171,12 @@ def main():
         send(msg)
 
     executor = _paddock_cell.Executor(emit, namespace)
+    requests = Requests(_req_fd)
     signal.signal(signal.SIGINT, _on_sigint)
     send({"type": "ready", "pid": os.getpid(), "language": "python", "version": sys.version.split()[0]})
     while True:
         try:
-            line = _req.readline()
+            line = requests.readline()
         except KeyboardInterrupt:
             continue
         if not line:
