@@ -225,7 +225,12 @@ def main():
             if artifacts:
                 os.environ["PADDOCK_ARTIFACTS_DIR"] = artifacts
                 try:
-                    os.makedirs(artifacts, exist_ok=True)
+                    os.mkdir(artifacts)  # its parent is there after the first cell: skip makedirs' stat
+                except FileNotFoundError:
+                    try:
+                        os.makedirs(artifacts, exist_ok=True)
+                    except OSError:
+                        pass
                 except OSError:
                     pass
             pump.begin(cell, int(req.get("max_output", 1 << 20)))
@@ -253,17 +258,18 @@ def main():
                 except OSError:
                     pass
             pump.drain()
+            listing = []
+            if artifacts:
+                try:
+                    os.rmdir(artifacts)  # most cells write none: one rmdir(2) instead of a walk
+                except OSError:
+                    listing = _paddock_cell.walk_artifacts(artifacts)
             done = {"type": "done", "id": cell, "status": status,
                     "duration_ms": (time.monotonic() - started) * 1000.0,
                     "stdout_truncated": pump.truncated["stdout"], "stderr_truncated": pump.truncated["stderr"],
-                    "artifacts": _paddock_cell.walk_artifacts(artifacts)}
+                    "artifacts": listing}
             if error is not None:
                 done["error"] = error
-            if artifacts and not done["artifacts"]:
-                try:
-                    os.rmdir(artifacts)
-                except OSError:
-                    pass
             send(done)
         elif op == "shutdown":
             return
