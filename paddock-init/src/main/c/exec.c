@@ -777,8 +777,13 @@ void exec_stdin(uint32_t id, const uint8_t *p, size_t n)
         send_window(id, 0, (uint32_t)(n - room));
         n = room;
     }
-    if (buf_append(&e->stdin_buf, p, n) < 0)
+    if (buf_append(&e->stdin_buf, p, n) < 0) {
         send_window(id, 0, (uint32_t)n);
+        return;
+    }
+    /* Write it now rather than after another poll round for POLLOUT: the pipe almost always has room,
+     * and on runsc every poll round is a trip through the Sentry. What does not fit waits for POLLOUT. */
+    write_stdin(e);
 }
 
 void exec_stdin_close(uint32_t id)

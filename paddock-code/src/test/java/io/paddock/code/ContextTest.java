@@ -75,9 +75,56 @@ class ContextTest extends SandboxTestBase {
             CodeResult value = py.run("x + 1");
             assertThat(value.value().orElseThrow().text()).isEqualTo("42");
             assertThat(value.duration()).isLessThan(Duration.ofSeconds(2));
+            CodeResult big = py.run("import os\nos.write(1, b'b' * 200000)\n'v'");
+            assertThat(big.stdout()).isEqualTo("b".repeat(200000));
+            assertThat(big.value().orElseThrow().text()).isEqualTo("'v'");
             CodeContext js = ci.createContext("javascript");
             assertThat(js.run("let y = 6; console.log('js')").stdout()).isEqualTo("js\n");
             assertThat(js.run("y * 7").value().orElseThrow().text()).isEqualTo("42");
+        }
+    }
+
+    /**
+     * The Python kernel's pipes: the cell's own thread drains them, so output more than a pipe holds, split
+     * UTF-8 and late output of a background process each land whole, in order, in the right cell.
+     */
+    @Test
+    void pythonOutputComesWholeBeforeTheValueAndStaysInItsCell() {
+        try (Sandbox sb = sandbox(); CodeInterpreter ci = CodeInterpreter.of(sb); CodeContext py = ci.createContext("python")) {
+            List<String> seen = new ArrayList<>();
+            CodeResult big = py.run(CodeRequest.cell("import os\nos.write(1, b'a' * 300000)\n"
+                    + "e = 'é'.encode()\nos.write(1, e[:1]); os.write(1, e[1:])\nos.write(2, b'err')\n7"), new CodeListener() {
+                @Override
+                public void onStdout(String text) {
+                    seen.add("out");
+                }
+
+                @Override
+                public void onResult(RichOutput output) {
+                    seen.add("=" + output.text());
+                }
+            });
+            assertThat(big.stdout()).isEqualTo("a".repeat(300000) + "é");
+            assertThat(big.stderr()).isEqualTo("err");
+            assertThat(seen.get(seen.size() - 1)).isEqualTo("=7");
+            assertThat(seen).contains("out");
+
+            CodeResult capped = py.run(CodeRequest.builder().code("print('x' * 5000)").outputLimit(ByteSize.bytes(1000)).build());
+            assertThat(capped.stdout()).hasSize(1000);
+            assertThat(capped.status().stdoutTruncated()).isTrue();
+            assertThat(py.run("1").status().stdoutTruncated()).isFalse();
+
+            // output written after its cell ended, between cells, is not the next cell's
+            assertThat(py.run("import subprocess\nsubprocess.Popen('sleep 0.3; echo late', shell=True)\nprint('now')").stdout())
+                    .isEqualTo("now\n");
+            sleep(Duration.ofMillis(600));
+            CodeResult later = py.run("'later'");
+            assertThat(later.stdout()).isEmpty();
+            assertThat(later.value().orElseThrow().text()).isEqualTo("'later'");
+
+            // a request line longer than one read of the kernel's stdin
+            CodeResult longCode = py.run("s = '" + "z".repeat(200_000) + "'\nlen(s)");
+            assertThat(longCode.value().orElseThrow().text()).isEqualTo("200000");
         }
     }
 
@@ -206,6 +253,15 @@ class ContextTest extends SandboxTestBase {
             });
             assertThat(String.join("", seen)).isEqualTo("0\n1\n2\n=42");
             assertThat(r.stdout()).isEqualTo("0\n1\n2\n");
+        }
+    }
+
+    private static void sleep(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
         }
     }
 }

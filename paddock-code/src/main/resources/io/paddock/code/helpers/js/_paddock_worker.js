@@ -126,12 +126,14 @@ async function runCell(req) {
   } finally {
     interrupt = null;
   }
-  const done = { type: 'done', id: req.id, status,
-    duration_ms: Number(process.hrtime.bigint() - started) / 1e6, artifacts: walkArtifacts(artifacts) };
-  if (error) done.error = error;
-  if (artifacts && done.artifacts.length === 0) {
-    try { fs.rmdirSync(artifacts); } catch (e) { /* not empty or gone */ }
+  let listing = [];
+  if (artifacts) {
+    // most cells write none: one rmdir(2) instead of a walk (on runsc every syscall is a trip through the Sentry)
+    try { fs.rmdirSync(artifacts); } catch (e) { listing = walkArtifacts(artifacts); }
   }
+  const done = { type: 'done', id: req.id, status,
+    duration_ms: Number(process.hrtime.bigint() - started) / 1e6, artifacts: listing };
+  if (error) done.error = error;
   // the marker follows every byte this cell wrote (pipe writes are synchronous on Linux)
   const mark = '\u0000\u001bPADDOCK-' + nonce + '-' + req.id + '\u0000';
   try { fs.writeSync(1, mark); } catch (e) { /* stdout gone */ }
