@@ -1345,11 +1345,17 @@ public abstract class SandboxAttackTest {
             }
             assertThat(freezer).as("a freezer for the sandbox's cgroup in %s", host().cgroupDirs(id)).isNotNull();
             java.nio.file.Files.writeString(freezer, freezer.getFileName().toString().equals("freezer.state") ? "FROZEN" : "1");
-            long until = System.nanoTime() + 5_000_000_000L;
-            while (!frozen(freezer) && System.nanoTime() < until) {
+            long until = System.nanoTime() + 3_000_000_000L;
+            while (!freezerState(freezer).equals("FROZEN") && System.nanoTime() < until) {
                 Thread.sleep(10);
             }
-            assertThat(frozen(freezer)).as("the sandbox's cgroup froze").isTrue();
+            if (tier().hostSeesTenantProcesses()) {
+                assertThat(freezerState(freezer)).as("the sandbox's cgroup froze").isEqualTo("FROZEN");
+            } else {
+                // gVisor's ptrace platform: tracees in ptrace stops can keep a v1 freezer in FREEZING, with
+                // the rest of the Sentry frozen; destroy must cope with either.
+                assertThat(freezerState(freezer)).as("the sandbox's cgroup froze").isIn("FROZEN", "FREEZING");
+            }
             HostView.UidRange range = host().uidRange(id);
             long t0 = System.nanoTime();
             sb.destroy();
@@ -1360,13 +1366,14 @@ public abstract class SandboxAttackTest {
         }
     }
 
-    private static boolean frozen(java.nio.file.Path freezer) throws java.io.IOException {
-        if (!java.nio.file.Files.exists(freezer)) {
-            return false;
+    /** A cgroup's freezer state in v1's words: THAWED, FREEZING or FROZEN (v2 mapped onto them). */
+    private static String freezerState(java.nio.file.Path freezer) throws java.io.IOException {
+        if (freezer.getFileName().toString().equals("freezer.state")) {
+            return java.nio.file.Files.readString(freezer).trim();
         }
-        String state = java.nio.file.Files.readString(freezer).trim();
-        return freezer.getFileName().toString().equals("freezer.state") ? state.equals("FROZEN")
-                : java.nio.file.Files.readString(freezer.resolveSibling("cgroup.events")).contains("frozen 1");
+        boolean asked = java.nio.file.Files.readString(freezer).trim().equals("1");
+        boolean done = java.nio.file.Files.readString(freezer.resolveSibling("cgroup.events")).contains("frozen 1");
+        return done ? "FROZEN" : asked ? "FREEZING" : "THAWED";
     }
 
     // =====================================================================================================
