@@ -1,5 +1,7 @@
 package io.paddock.runtime.internal.image;
 
+import io.paddock.internal.NativeResource;
+
 import java.nio.file.Path;
 
 /**
@@ -16,6 +18,6 @@ public final class GvisorCompat {
 
     /** Writes the library as {@code dir/gvisor-compat-<sha12>.so} unless it is already there; returns its path. */
     public static Path extractTo(Path dir) {
-        return NativeResource.extractTo(RESOURCE, dir, "gvisor-compat-", ".so");
+        return NativeResource.load(GvisorCompat.class, RESOURCE).extractTo(dir, "gvisor-compat-", ".so", "r-xr-xr-x");
     }
 }

@@ -1,10 +1,10 @@
 package io.paddock.runtime.internal.runc;
 
 import io.paddock.SandboxId;
+import io.paddock.internal.NativeResource;
 import io.paddock.runtime.internal.bundle.OciHost;
 import io.paddock.runtime.internal.bundle.OciTier;
 import io.paddock.runtime.internal.host.Runc;
-import io.paddock.runtime.internal.image.NativeResource;
 import io.paddock.runtime.internal.oci.BundlePlan;
 import io.paddock.runtime.internal.oci.OciSpec;
 import io.paddock.runtime.internal.oci.OciSpecBuilder;
@@ -42,8 +42,8 @@ public final class RuncRuntime extends OciTier {
      */
     public static RuncRuntime open(OciHost host) {
         Path binary = Runc.locate();
-        Path launcher = NativeResource.extractTo(LAUNCHER_RESOURCE, host.stateDir().resolve("bin"),
-                "paddock-userns-run-", "");
+        Path launcher = NativeResource.load(RuncRuntime.class, LAUNCHER_RESOURCE)
+                .extractTo(host.stateDir().resolve("bin"), "paddock-userns-run-", "", "r-xr-xr-x");
         return new RuncRuntime(host, new Runc(binary, host.tierDir("runc")), launcher);
     }
 
