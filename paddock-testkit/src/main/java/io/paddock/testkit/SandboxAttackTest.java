@@ -1392,7 +1392,7 @@ public abstract class SandboxAttackTest {
                     + " for p in " + String.join(" ", planted) + "; do cat $p /proc/1/root$p /proc/self/root$p 2>/dev/null; done;"
                     + " grep -rs " + content + " /tmp /root /home /etc /var /run /mnt /opt /workspace /dev/shm;"
                     + " find / \\( -path /proc -o -path /sys \\) -prune -o -name '" + marker + "' -print 2>/dev/null;"
-                    + " echo END");
+                    + " echo END", WHOLE_TREE_WALK);
             assertThat(r.stdoutText()).contains("END").doesNotContain(content).doesNotContain(marker)
                     .doesNotContain("SHADOW-EXISTS");
             assertThat(r.stdoutText()).doesNotContain("root:"); // no shadow entries
@@ -1475,7 +1475,7 @@ public abstract class SandboxAttackTest {
                 }
                 assertThat(sb.files().readString("/workspace/" + path)).isEqualTo("ok");
             }
-            ExecResult found = sh(sb, "find / \\( -path /proc -o -path /sys \\) -prune -o -name '*" + t + "*' -print 2>/dev/null");
+            ExecResult found = findEverywhere(sb, "*" + t + "*");
             for (String p : found.stdoutText().strip().split("\n")) {
                 if (!p.isEmpty()) {
                     assertThat(p).as("a traversal wrote outside the workspace").startsWith("/workspace/");
@@ -1551,7 +1551,7 @@ public abstract class SandboxAttackTest {
                 assertThat(wrote + read).as("operations that went through during the race").isPositive();
                 swapper.kill();
             }
-            ExecResult found = sh(sb, "find / \\( -path /proc -o -path /sys \\) -prune -o -name 'up-" + t + "-*' -print 2>/dev/null");
+            ExecResult found = findEverywhere(sb, "up-" + t + "-*");
             for (String p : found.stdoutText().strip().split("\n")) {
                 if (!p.isEmpty()) {
                     assertThat(p).as("uploads land in the sandbox's workspace or /tmp").matches("/(workspace|tmp)/(.*/)?up-.*");
@@ -2362,7 +2362,7 @@ public abstract class SandboxAttackTest {
             ExecResult r = sh(a, "find / \\( -path /proc -o -path /sys \\) -prune -o -name '*secret-" + t + "*' -print 2>/dev/null;"
                     + " for p in " + bPids + "; do cat /proc/$p/root/workspace/secret-" + t + " /proc/$p/root/tmp/secret-" + t
                     + " 2>/dev/null; done; grep -rs B-SECRET-" + t + " /tmp /workspace /dev/shm /proc/*/root/workspace"
-                    + " /proc/*/root/tmp 2>/dev/null; echo END");
+                    + " /proc/*/root/tmp 2>/dev/null; echo END", WHOLE_TREE_WALK);
             assertThat(r.stdoutText()).isEqualTo("END\n");
             assertThat(a.files().exists("/workspace/secret-" + t)).isFalse();
             assertCodeIn(() -> a.files().read("/tmp/secret-" + t), ErrorCode.NOT_FOUND);
@@ -2601,6 +2601,20 @@ public abstract class SandboxAttackTest {
     // =====================================================================================================
     // helpers
     // =====================================================================================================
+
+    /**
+     * How long a walk of the sandbox's whole tree may take: the host image's /usr has some 170,000 entries,
+     * and on runsc every one is a round trip to the gofer (20-26 s on a quiet 2-core host).
+     */
+    protected static final Duration WHOLE_TREE_WALK = Duration.ofSeconds(90);
+
+    /** Every path in the sandbox (but /proc and /sys) whose name matches {@code glob}; the walk must finish. */
+    protected static ExecResult findEverywhere(Sandbox sb, String glob) {
+        ExecResult found = sh(sb, "find / \\( -path /proc -o -path /sys \\) -prune -o -name '" + glob + "' -print 2>/dev/null",
+                WHOLE_TREE_WALK);
+        assertThat(found.status().outcome()).as("the walk of the whole tree finished").isEqualTo(ExitStatus.Outcome.EXITED);
+        return found;
+    }
 
     protected static ExecResult sh(Sandbox sb, String script) {
         return sh(sb, script, Duration.ofSeconds(30));
