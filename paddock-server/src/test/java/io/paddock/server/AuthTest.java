@@ -99,6 +99,29 @@ class AuthTest {
         assertThat(f.get("/v1/sandboxes/" + id).statusCode()).isEqualTo(200);
     }
 
+    /**
+     * A refusal sent before the request body is read must say {@code Connection: close}: the connection
+     * cannot carry another request, and a client that reused it before the server closed it got no answer.
+     */
+    @Test
+    void aRefusalBeforeTheBodyIsReadClosesTheConnectionAndSaysSo() throws Exception {
+        java.util.concurrent.CountDownLatch answered = new java.util.concurrent.CountDownLatch(1);
+        RawHttp.Reply r = RawHttp.exchange(f.server.url(),
+                "POST /v1/sandboxes HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 4096",
+                out -> {
+                    try {
+                        answered.await(); // the body comes only after the answer
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }, 30_000);
+        answered.countDown();
+        assertThat(r.status()).isEqualTo(401);
+        assertThat(r.headers().get("connection")).isEqualToIgnoringCase("close");
+        // an answer to a request that had all of its body read keeps the connection
+        assertThat(f.get("/v1/sandboxes/" + id).headers().firstValue("Connection")).isEmpty();
+    }
+
     @Test
     void healthNeedsNoToken() {
         HttpResponse<String> r = f.send(HttpRequest.newBuilder(f.uri("/v1/health")).GET().build());

@@ -492,12 +492,14 @@ public final class ApiHandler extends Handler.Abstract {
             if (h.headerName() != null) {
                 response.getHeaders().put(h.headerName(), h.headerValue());
             }
-            if (f.status() == 408 || f.status() == 413) {
-                // The rest of the body is not read: the connection cannot carry another request.
-                response.getHeaders().put(HttpHeader.CONNECTION, "close");
-            }
         } else if (f.status() == 429) {
             response.getHeaders().put(HttpHeader.RETRY_AFTER, "1");
+        }
+        if (!request.consumeAvailable()) {
+            // The rest of the body was not read (a refusal before the handler read it: 401, 408, 413, …), so the
+            // connection cannot carry another request. Say so in this answer: were the connection closed only
+            // after it, a client that reused it meanwhile would get no answer at all.
+            response.getHeaders().put(HttpHeader.CONNECTION, "close");
         }
         json(response, callback, f.status(), f.body());
     }
