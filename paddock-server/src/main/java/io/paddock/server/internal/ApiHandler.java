@@ -54,6 +54,8 @@ public final class ApiHandler extends Handler.Abstract {
     private static final int DEFAULT_PAGE = 100;
     private static final int MAX_PAGE = 1000;
     private static final int COPY_CHUNK = 64 * 1024;
+    /** Request attribute: the handler read the whole body, so the connection can carry the next request. */
+    private static final String BODY_READ = "io.paddock.bodyRead";
 
     private final Paddock paddock;
     private final AuthGuard auth;
@@ -416,6 +418,7 @@ public final class ApiHandler extends Handler.Abstract {
                 "the upload", limits.idleTimeout().toNanos(), limits.minUploadRate())) {
             sb.files().write(path, body); // streamed in chunks; aborted (no file left) if the body fails
         }
+        request.setAttribute(BODY_READ, Boolean.TRUE);
         noContent(response, callback);
     }
 
@@ -459,10 +462,18 @@ public final class ApiHandler extends Handler.Abstract {
         if (length > limits.maxJsonBytes()) {
             throw HttpError.tooLarge("the JSON body", limits.maxJsonBytes());
         }
+        byte[] bytes;
         try (BodyStream in = new BodyStream(Content.Source.asInputStream(request), limits.maxJsonBytes(),
                 "the JSON body", limits.idleTimeout().toNanos(), 0)) {
-            return Wire.parse(in.readAllBytes());
+            bytes = in.readAllBytes();
         }
+        request.setAttribute(BODY_READ, Boolean.TRUE);
+        return Wire.parse(bytes);
+    }
+
+    /** Whether the request has a body (its length, or chunks that say nothing of it). */
+    private static boolean carriesBody(Request request) {
+        return request.getLength() > 0 || request.getHeaders().contains(HttpHeader.TRANSFER_ENCODING);
     }
 
     // ---- responses ----
@@ -495,10 +506,11 @@ public final class ApiHandler extends Handler.Abstract {
         } else if (f.status() == 429) {
             response.getHeaders().put(HttpHeader.RETRY_AFTER, "1");
         }
-        if (!request.consumeAvailable()) {
-            // The rest of the body was not read (a refusal before the handler read it: 401, 408, 413, …), so the
-            // connection cannot carry another request. Say so in this answer: were the connection closed only
-            // after it, a client that reused it meanwhile would get no answer at all.
+        if (f.status() == 408 || f.status() == 413 || carriesBody(request) && request.getAttribute(BODY_READ) == null) {
+            // A refusal before the body was read (401, 404, 408, 413, …): the connection cannot carry another
+            // request. Say so in this answer; were it closed only afterwards, a client that reused it meanwhile
+            // would get no answer at all. Decided by what the handler read, not by how much of the body has
+            // arrived, so that the same refusal always has the same headers (A62: no oracle).
             response.getHeaders().put(HttpHeader.CONNECTION, "close");
         }
         json(response, callback, f.status(), f.body());
