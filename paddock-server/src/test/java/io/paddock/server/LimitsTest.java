@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -220,6 +221,34 @@ class LimitsTest {
             } finally {
                 f.delete("/v1/sandboxes/" + id);
             }
+        }
+    }
+
+    /**
+     * A streamed run quiet for longer than the idle timeout (2 s here), before its first event and after it,
+     * is kept alive by heartbeats (blank lines) and ends with its {@code done} event; nothing is cut.
+     */
+    @Test
+    void aQuietStreamedRunIsKeptAliveByHeartbeats() {
+        String id = f.createSandboxId();
+        try {
+            long start = System.nanoTime();
+            HttpResponse<String> r = f.send(f.request("/v1/sandboxes/" + id + "/code/run")
+                    .header("Content-Type", "application/json").header("Accept", "application/x-ndjson")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"language\":\"python\",\"code\":\"import time\\n"
+                            + "time.sleep(4)\\nprint('a', flush=True)\\ntime.sleep(4)\\nprint('b')\"}")).build());
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            assertThat(System.nanoTime() - start).isGreaterThan(Duration.ofSeconds(8).toNanos());
+            List<String> lines = List.of(r.body().split("\n", -1));
+            List<String> events = lines.stream().filter(l -> !l.isEmpty()).toList();
+            // a heartbeat about every 2/3 s of silence: before the first event, and between the two
+            assertThat(lines.subList(0, lines.indexOf(events.get(0))).size()).as(r.body()).isGreaterThanOrEqualTo(3);
+            assertThat(lines.indexOf(events.get(1)) - lines.indexOf(events.get(0)) - 1).as(r.body()).isGreaterThanOrEqualTo(3);
+            JsonNode done = Wire.parse(events.get(events.size() - 1).getBytes(StandardCharsets.UTF_8));
+            assertThat(done.get("type").asText()).isEqualTo("done");
+            assertThat(done.get("result").get("stdout").asText()).isEqualTo("a\nb\n");
+        } finally {
+            f.delete("/v1/sandboxes/" + id);
         }
     }
 

@@ -252,18 +252,22 @@ public final class ApiHandler extends Handler.Abstract {
      */
     private void streamCode(Request request, Response response, Callback callback, Route.Match m, Sandbox sb,
                             JsonNode body) {
-        CodeStream stream = new CodeStream(response);
-        CodeResult result;
+        CodeStream stream = new CodeStream(response, pinger, limits.idleTimeout().dividedBy(3));
         try {
-            result = codeApi.run(m.route(), m.params(), sb, body, stream);
-        } catch (RuntimeException e) {
-            if (stream.abandonIfUnstarted()) {
-                throw e;
+            CodeResult result;
+            try {
+                result = codeApi.run(m.route(), m.params(), sb, body, stream);
+            } catch (RuntimeException e) {
+                if (stream.abandonIfUnstarted()) {
+                    throw e;
+                }
+                stream.failed(failure(request, e).body(), callback);
+                return;
             }
-            stream.failed(failure(request, e).body(), callback);
-            return;
+            stream.done(result, callback);
+        } finally {
+            stream.close(); // no more heartbeats, whatever happened
         }
-        stream.done(result, callback);
     }
 
     // ---- sandboxes ----
