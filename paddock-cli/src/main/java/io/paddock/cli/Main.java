@@ -6,6 +6,7 @@ import picocli.CommandLine.Command;
 /** {@code paddock}: run untrusted code in sandboxes. */
 @Command(name = "paddock",
         mixinStandardHelpOptions = true,
+        scope = CommandLine.ScopeType.INHERIT, // so every subcommand has --help and --version too
         versionProvider = VersionProvider.class,
         description = "Run untrusted and AI-generated code in isolated, resource-limited sandboxes.",
         subcommands = {RunCommand.class, ServeCommand.class, CreateCommand.class, ExecCommand.class, CodeCommand.class, ListCommand.class,
