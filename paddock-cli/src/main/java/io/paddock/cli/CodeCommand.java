@@ -8,6 +8,7 @@ import io.paddock.code.CodeInterpreter;
 import io.paddock.code.CodeRequest;
 import io.paddock.code.CodeResult;
 import io.paddock.code.ContextInfo;
+import io.paddock.code.Language;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -31,6 +32,7 @@ import java.util.concurrent.Callable;
                 "  paddock code $id --context nb --code 'math.floor(x + 1.5)'      # prints 42",
                 "  paddock code $id --context nb --artifacts out --code 'import matplotlib.pyplot as plt; plt.plot([1, 3])'",
                 "  paddock code $id --contexts",
+                "  paddock code $id --languages             # what this sandbox's image can run",
                 "  paddock code $id --context nb --restart | --remove"})
 final class CodeCommand implements Callable<Integer> {
     @Mixin
@@ -60,6 +62,9 @@ final class CodeCommand implements Callable<Integer> {
     @Option(names = "--contexts", description = "List the sandbox's contexts instead of running code.")
     boolean list;
 
+    @Option(names = "--languages", description = "List the languages this sandbox's image can run instead of running code.")
+    boolean languages;
+
     @Option(names = "--restart", description = "Restart --context (a fresh process: its state is gone).")
     boolean restart;
 
@@ -68,9 +73,9 @@ final class CodeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        int actions = (list ? 1 : 0) + (restart ? 1 : 0) + (remove ? 1 : 0) + (code != null ? 1 : 0);
+        int actions = (list ? 1 : 0) + (languages ? 1 : 0) + (restart ? 1 : 0) + (remove ? 1 : 0) + (code != null ? 1 : 0);
         if (actions != 1) {
-            throw SandboxException.invalid("code", "give exactly one of --code, --contexts, --restart or --remove");
+            throw SandboxException.invalid("code", "give exactly one of --code, --contexts, --languages, --restart or --remove");
         }
         if ((restart || remove) && context == null) {
             throw SandboxException.invalid("context", "--restart and --remove need --context NAME");
@@ -83,6 +88,10 @@ final class CodeCommand implements Callable<Integer> {
              CodeInterpreter interpreter = CodeInterpreter.of(Connection.find(paddock, sandbox))) {
             if (list) {
                 printContexts(interpreter.contexts());
+                return 0;
+            }
+            if (languages) {
+                printLanguages(interpreter.availableLanguages());
                 return 0;
             }
             if (remove) {
@@ -128,6 +137,15 @@ final class CodeCommand implements Callable<Integer> {
                 throw SandboxException.invalid("lang", "there is no context '" + context + "' yet; give --lang to create it");
             }
             return interpreter.createContext(language, context);
+        }
+    }
+
+    private static void printLanguages(List<Language> languages) {
+        System.out.printf("%-12s %-24s %-8s %-8s %s%n", "LANGUAGE", "ALIASES", "CONTEXTS", "PLOTS", "PACKAGES");
+        for (Language l : languages) {
+            System.out.printf("%-12s %-24s %-8s %-8s %s%n", l.name(), l.aliases().isEmpty() ? "-" : String.join(",", l.aliases()),
+                    l.contexts() ? "yes" : "no", l.plots() ? "yes" : "no",
+                    l.packages().map(Language.PackageManager::manager).orElse("-"));
         }
     }
 

@@ -58,9 +58,17 @@ public interface CodeInterpreter extends AutoCloseable {
 
     CodeOptions options();
 
+    /** The language table this interpreter knows: every row, whether or not this sandbox's image can run it. */
     default Languages languages() {
         return options().languages();
     }
+
+    /**
+     * The rows of {@link #languages()} this sandbox's image can run: those whose compile and run commands
+     * it has, looked up along the default {@code PATH}, in table order. A language left out fails a run with
+     * {@code FAILED_PRECONDITION} naming the missing command.
+     */
+    List<Language> availableLanguages();
 
     /** Runs code once, in a fresh process (compiled first where the language is compiled). */
     CodeResult run(CodeRequest request, CodeListener listener);

@@ -10,7 +10,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -63,6 +65,27 @@ class RunTest extends SandboxTestBase {
                         .hasMessageContaining("'" + cmd + "' is missing from this sandbox's image");
             }
             assertThat(code.run("python", "print('still usable')").stdout()).isEqualTo("still usable\n");
+        }
+    }
+
+    @Test
+    void theAvailableLanguagesAreTheRowsTheImageHasAToolchainFor() {
+        Language tcl = new Language("tcl", List.of(), "main.tcl", List.of(), List.of("no-such-tclsh", "{file}"),
+                List.of(), Map.of(), Optional.empty(), false, false, "#", List.of());
+        Language pascal = new Language("pascal", List.of(), "main.pas", List.of("no-such-fpc", "{file}"),
+                List.of("sh", "{dir}/main"), List.of(), Map.of(), Optional.empty(), false, false, "//", List.of());
+        CodeOptions options = CodeOptions.builder().languages(Languages.defaults().with(tcl).with(pascal)).build();
+        try (Sandbox sb = sandbox(); CodeInterpreter code = CodeInterpreter.of(sb, options)) {
+            List<String> names = code.availableLanguages().stream().map(Language::name).toList();
+            assertThat(names).containsSubsequence("python", "javascript", "bash", "java", "c", "cpp", "perl");
+            assertThat(names).doesNotContain("tcl", "pascal"); // a missing run command, a missing compiler
+            for (String lang : new String[] {"go", "ruby", "r"}) {
+                String cmd = code.languages().get(lang).run().get(0);
+                assertThat(names.contains(lang)).as(lang).isEqualTo(sb.exec("sh", "-c", "command -v " + cmd).success());
+            }
+            // in table order
+            assertThat(names).isEqualTo(code.languages().all().stream().map(Language::name).filter(names::contains).toList());
+            assertThatThrownBy(() -> code.run("tcl", "puts hi")).hasMessageContaining("'no-such-tclsh' is missing");
         }
     }
 

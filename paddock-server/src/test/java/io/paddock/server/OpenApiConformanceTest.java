@@ -186,6 +186,12 @@ class OpenApiConformanceTest {
         String sb = "/v1/sandboxes/" + info.get("id").asText();
         String code = sb + "/code";
         try {
+            // what this sandbox's image can run: the table's rows with a toolchain here, in table order
+            JsonNode here = conforms("GET", "/v1/sandboxes/{id}/code/languages", f.get(code + "/languages"));
+            List<String> names = here.get("languages").findValuesAsText("name");
+            assertThat(names).contains("python", "javascript", "c", "bash");
+            assertThat(langs.get("languages").findValuesAsText("name")).containsSubsequence(names);
+
             // one-shot runs: output, a plot, an artifact with its bytes, a compile failure, an unknown language
             JsonNode r = conforms("POST", "/v1/sandboxes/{id}/code/run", f.post(code + "/run", body(run("python",
                     "import matplotlib.pyplot as plt, os\nopen(os.environ['PADDOCK_ARTIFACTS_DIR'] + '/a.txt', 'w').write('x')\n"

@@ -205,6 +205,10 @@ class CliIT {
             assertThat(Files.readAllBytes(out.resolve("plot-1.png"))).startsWith(0x89, 'P', 'N', 'G');
             assertLive(id);
             assertThat(remote("code", id, "--contexts").out()).contains("nb").contains("python");
+            Result langs = remote("code", id, "--languages");
+            assertThat(langs.code()).as(langs.err()).isZero();
+            assertThat(langs.out()).startsWith("LANGUAGE").containsPattern("(?m)^python\\s+py,python3\\s+yes\\s+yes\\s+pip")
+                    .containsPattern("(?m)^c\\s").doesNotContain("cobol");
             assertThat(remote("code", id, "--context", "nb", "--restart").code()).isZero();
             assertThat(remote("code", id, "--context", "nb", "--code", "'x' in dir()").out()).isEqualTo("False\n");
             assertThat(remote("code", id, "--context", "nb", "--remove").code()).isZero();

@@ -21,6 +21,7 @@ import io.paddock.code.internal.CodeWire;
 import io.paddock.wire.Wire;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -165,6 +166,18 @@ final class RemoteCodeInterpreter implements CodeInterpreter {
 
     ContextInfo info(String idOrName) {
         return CodeWire.contextInfo(http.call("GET", contextPath(idOrName), null, null, Http.CONTROL_TIMEOUT));
+    }
+
+    /** The daemon's answer for this sandbox, as rows of this interpreter's table (a row it lacks is left out). */
+    @Override
+    public List<Language> availableLanguages() {
+        checkOpen();
+        JsonNode answer = http.call("GET", base + "/languages", null, null, Http.CONTROL_TIMEOUT);
+        List<Language> rows = new ArrayList<>();
+        for (JsonNode row : answer.path("languages")) {
+            options.languages().find(row.path("name").asText()).ifPresent(rows::add);
+        }
+        return List.copyOf(rows);
     }
 
     @Override

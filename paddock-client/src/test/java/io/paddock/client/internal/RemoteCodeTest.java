@@ -97,6 +97,17 @@ class RemoteCodeTest {
     }
 
     @Test
+    void theAvailableLanguagesAreTheDaemonsLookUpInThisSandbox() {
+        CodeOptions custom = CodeOptions.builder().languages(Languages.of(Languages.defaults().all())).build();
+        try (CodeInterpreter remote = CodeInterpreter.of(shared); CodeInterpreter builtIn = CodeInterpreter.of(shared, custom)) {
+            List<String> names = remote.availableLanguages().stream().map(io.paddock.code.Language::name).toList();
+            assertThat(names).containsSubsequence("python", "javascript", "bash", "java", "c", "cpp", "perl");
+            assertThat(names).isEqualTo(builtIn.availableLanguages().stream().map(io.paddock.code.Language::name).toList());
+            assertThat(remote.availableLanguages()).allSatisfy(l -> assertThat(remote.languages().all()).contains(l));
+        }
+    }
+
+    @Test
     void runsPythonAndACompiledLanguage() {
         try (CodeInterpreter code = CodeInterpreter.of(shared)) {
             List<String> heard = new ArrayList<>();

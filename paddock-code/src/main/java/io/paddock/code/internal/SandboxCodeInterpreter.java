@@ -91,6 +91,18 @@ public final class SandboxCodeInterpreter implements CodeInterpreter {
         return options;
     }
 
+    @Override
+    public List<Language> availableLanguages() {
+        checkOpen();
+        List<Language> available = new ArrayList<>();
+        for (Language lang : options.languages().all()) {
+            if (hasCommand(Templates.command(lang.compile())) && hasCommand(Templates.command(lang.run()))) {
+                available.add(lang);
+            }
+        }
+        return List.copyOf(available);
+    }
+
     // ------------------------------------------------------------------ one-shot runs
 
     @Override
@@ -417,15 +429,23 @@ public final class SandboxCodeInterpreter implements CodeInterpreter {
         if (command == null) {
             return;
         }
-        Boolean known = commands.get(command);
-        boolean present = known != null ? known : lookUp(command);
-        commands.put(command, present);
-        if (!present) {
+        if (!hasCommand(command)) {
             throw new SandboxException(ErrorCode.FAILED_PRECONDITION, (lang == null ? "" : "language '" + lang.name() + "': ")
                     + "the command '" + command + "' is missing from this sandbox's image (looked in "
                     + String.join(":", DEFAULT_PATH) + "); use an image that has it"
                     + (lang == null ? "" : " to run " + lang.name() + " code"));
         }
+    }
+
+    /** Whether the image has {@code command} (null: no command needed), looked up once per interpreter. */
+    private boolean hasCommand(String command) {
+        if (command == null) {
+            return true;
+        }
+        Boolean known = commands.get(command);
+        boolean present = known != null ? known : lookUp(command); // file operations: not under the map's lock
+        commands.put(command, present);
+        return present;
     }
 
     Installer installerFor() {

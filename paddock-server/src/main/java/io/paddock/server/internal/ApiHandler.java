@@ -224,7 +224,7 @@ public final class ApiHandler extends Handler.Abstract {
                     reply(response, callback, codeApi.handle(m.route(), m.params(), sb, body));
                 }
             }
-            case CODE_CHECK, CODE_INSTALL, LIST_CONTEXTS, CREATE_CONTEXT, GET_CONTEXT, DELETE_CONTEXT,
+            case CODE_CHECK, CODE_INSTALL, SANDBOX_LANGUAGES, LIST_CONTEXTS, CREATE_CONTEXT, GET_CONTEXT, DELETE_CONTEXT,
                     RESTART_CONTEXT, CREATE_SHELL, GET_SHELL, DELETE_SHELL, SHELL_EXEC -> {
                 Sandbox sb = sandbox(caller, m);
                 JsonNode body = "POST".equals(method) && m.route() != Route.RESTART_CONTEXT ? readJson(request) : null;

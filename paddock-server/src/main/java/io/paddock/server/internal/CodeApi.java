@@ -45,6 +45,7 @@ final class CodeApi {
         this.registry = registry;
     }
 
+    /** Every row of the table, whatever a sandbox's image has ({@code /v1/sandboxes/{id}/code/languages} says that). */
     static JsonNode languages() {
         return CodeWire.json(Languages.defaults());
     }
@@ -67,6 +68,7 @@ final class CodeApi {
                 yield Reply.ok(CodeWire.json(registry.interpreter(sb).install(language,
                         CodeWire.optionalStrings(body, "packages"), CodeWire.optionalText(body, "source").orElse(null))));
             }
+            case SANDBOX_LANGUAGES -> Reply.ok(CodeWire.json(Languages.of(registry.interpreter(sb).availableLanguages())));
             case LIST_CONTEXTS -> Reply.ok(CodeWire.contextList(registry.interpreter(sb).contexts()));
             case CREATE_CONTEXT -> {
                 CodeWire.onlyFields(body, "a context request", CONTEXT_FIELDS);

@@ -34,6 +34,7 @@ public enum Route {
     CODE_LANGUAGES("GET", "/v1/code/languages"),
     CODE_RUN("POST", "/v1/sandboxes/{id}/code/run"),
     CODE_CHECK("POST", "/v1/sandboxes/{id}/code/check"),
+    SANDBOX_LANGUAGES("GET", "/v1/sandboxes/{id}/code/languages"),
     CODE_INSTALL("POST", "/v1/sandboxes/{id}/code/install"),
     LIST_CONTEXTS("GET", "/v1/sandboxes/{id}/code/contexts"),
     CREATE_CONTEXT("POST", "/v1/sandboxes/{id}/code/contexts"),
