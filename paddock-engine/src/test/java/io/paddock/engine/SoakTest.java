@@ -83,7 +83,7 @@ class SoakTest {
      * keeps idle for a minute after a burst are not counted: its process reapers (one per child process running
      * at once) and the JVM's own JIT compiler threads (not Java threads).
      */
-    private record Usage(int fds, int threads, long heap, List<String> threadNames) {
+    private record Usage(int fds, long heap, List<String> threadNames) {
         static Usage now() throws IOException, InterruptedException {
             for (int i = 0; i < 3; i++) {
                 System.gc();
@@ -91,8 +91,12 @@ class SoakTest {
             }
             List<String> names = Thread.getAllStackTraces().keySet().stream().map(Thread::getName)
                     .filter(n -> !n.equals("process reaper")).sorted().toList();
-            return new Usage(count(Path.of("/proc/self/fd")), names.size(),
-                    ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed(), names);
+            return new Usage(count(Path.of("/proc/self/fd")), ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed(),
+                    names);
+        }
+
+        int threads() {
+            return threadNames.size();
         }
 
         private static int count(Path dir) throws IOException {
@@ -103,7 +107,7 @@ class SoakTest {
 
         @Override
         public String toString() {
-            return fds + " fds, " + threads + " threads, " + heap / MIB + " MiB heap";
+            return fds + " fds, " + threads() + " threads, " + heap / MIB + " MiB heap";
         }
     }
 
@@ -114,7 +118,7 @@ class SoakTest {
     private static Usage settled(Usage floor) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         Usage u = Usage.now();
-        while (System.nanoTime() < deadline && (u.fds > floor.fds || u.threads > floor.threads)) {
+        while (System.nanoTime() < deadline && (u.fds > floor.fds || u.threads() > floor.threads())) {
             Thread.sleep(250);
             u = Usage.now();
         }
@@ -149,8 +153,8 @@ class SoakTest {
                 sorted[Math.min(cycles - 1, cycles * 99 / 100)] / 1e6, baseline, half, end);
 
         assertThat(end.fds).as("engine fds after %d cycles (baseline %s)", cycles, baseline).isLessThanOrEqualTo(baseline.fds);
-        assertThat(end.threads).as("engine threads after %d cycles: %s (baseline %s: %s)", cycles, end.threadNames,
-                baseline, baseline.threadNames).isLessThanOrEqualTo(baseline.threads);
+        assertThat(end.threads()).as("engine threads after %d cycles: %s (baseline %s: %s)", cycles, end.threadNames,
+                baseline, baseline.threadNames).isLessThanOrEqualTo(baseline.threads());
         // the heap does not grow with the number of cycles: a leak of even 1 KiB a cycle would show at 10000
         assertThat(end.heap).as("heap after a GC, %d cycles (baseline %s)", cycles, baseline)
                 .isLessThanOrEqualTo(baseline.heap + 32 * MIB + cycles * 1024L);

@@ -423,12 +423,10 @@ public final class SandboxCodeInterpreter implements CodeInterpreter {
 
     /**
      * Fails with {@code FAILED_PRECONDITION} naming the command when the sandbox's image does not have it.
-     * Looks along the default PATH with file operations (no process), once per command per interpreter.
+     * Looks along the default PATH with file operations (no process), once per command per interpreter; a null
+     * command (a step the language does not have) passes.
      */
     void requireCommand(Language lang, String command) {
-        if (command == null) {
-            return;
-        }
         if (!hasCommand(command)) {
             throw new SandboxException(ErrorCode.FAILED_PRECONDITION, (lang == null ? "" : "language '" + lang.name() + "': ")
                     + "the command '" + command + "' is missing from this sandbox's image (looked in "
