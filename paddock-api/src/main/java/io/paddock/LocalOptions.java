@@ -10,8 +10,10 @@ import java.util.Objects;
  */
 public final class LocalOptions {
     public static final Path DEFAULT_STATE_DIR = Path.of("/run/paddock");
+    public static final Path DEFAULT_STORAGE_DIR = Path.of("/var/lib/paddock");
 
     private final Path stateDir;
+    private final Path storageDir;
     private final Path dataDir;
     private final int maxSandboxes;
     private final String defaultRuntime;
@@ -19,6 +21,7 @@ public final class LocalOptions {
 
     private LocalOptions(Builder b) {
         this.stateDir = b.stateDir;
+        this.storageDir = b.storageDir;
         this.dataDir = b.dataDir;
         this.maxSandboxes = b.maxSandboxes;
         this.defaultRuntime = b.defaultRuntime;
@@ -36,6 +39,15 @@ public final class LocalOptions {
     /** Where bundles, runtime state and uid-range leases live (default {@code /run/paddock}). */
     public Path stateDir() {
         return stateDir;
+    }
+
+    /**
+     * Where images (their layers, blobs and names) and the disk that sandboxes of images write to live
+     * (default {@code /var/lib/paddock}); it persists across reboots, unlike the state directory. Engines
+     * sharing it share their images.
+     */
+    public Path storageDir() {
+        return storageDir;
     }
 
     /**
@@ -68,6 +80,7 @@ public final class LocalOptions {
 
     public static final class Builder {
         private Path stateDir = DEFAULT_STATE_DIR;
+        private Path storageDir = DEFAULT_STORAGE_DIR;
         private Path dataDir;
         private int maxSandboxes = 1000;
         private String defaultRuntime;
@@ -82,6 +95,15 @@ public final class LocalOptions {
                 throw SandboxException.invalid("stateDir", "must be an absolute path, got " + dir);
             }
             this.stateDir = dir.normalize();
+            return this;
+        }
+
+        public Builder storageDir(Path dir) {
+            Objects.requireNonNull(dir, "storageDir");
+            if (!dir.isAbsolute()) {
+                throw SandboxException.invalid("storageDir", "must be an absolute path, got " + dir);
+            }
+            this.storageDir = dir.normalize();
             return this;
         }
 

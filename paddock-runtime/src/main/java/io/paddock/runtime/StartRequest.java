@@ -4,6 +4,7 @@ import io.paddock.SandboxId;
 import io.paddock.SandboxSpec;
 
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * What a runtime needs to start a sandbox.
@@ -12,13 +13,20 @@ import java.util.Objects;
  * @param spec     the sandbox spec
  * @param owner    an opaque token naming the engine that owns the sandbox, stored with it for the reconciler
  * @param preamble bytes written to the init's input before it starts (the protocol's HELLO)
+ * @param image    the layers of the sandbox's image; empty for the {@code host} image
  */
-public record StartRequest(SandboxId id, SandboxSpec spec, String owner, byte[] preamble) {
+public record StartRequest(SandboxId id, SandboxSpec spec, String owner, byte[] preamble, Optional<ImageRootfs> image) {
     public StartRequest {
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(spec, "spec");
         Objects.requireNonNull(owner, "owner");
+        Objects.requireNonNull(image, "image");
         preamble = preamble.clone();
+    }
+
+    /** A sandbox of the {@code host} image. */
+    public StartRequest(SandboxId id, SandboxSpec spec, String owner, byte[] preamble) {
+        this(id, spec, owner, preamble, Optional.empty());
     }
 
     @Override

@@ -18,9 +18,16 @@ import java.util.stream.Stream;
  */
 public final class HostLeakCheck {
     private final Path stateDir;
+    private final Path storageDir;
 
     public HostLeakCheck(Path stateDir) {
+        this(stateDir, io.paddock.LocalOptions.DEFAULT_STORAGE_DIR);
+    }
+
+    /** With the storage directory whose {@code writable/} holds image sandboxes' writable layers. */
+    public HostLeakCheck(Path stateDir, Path storageDir) {
         this.stateDir = stateDir;
+        this.storageDir = storageDir;
     }
 
     /**
@@ -73,6 +80,8 @@ public final class HostLeakCheck {
                 .forEach(p -> out.add("runsc-state " + p.getFileName()));
         out.addAll(runscProcesses());
         out.addAll(launcherProcesses());
+        list(storageDir.resolve("writable")).stream().filter(HostLeakCheck::paddockName)
+                .forEach(p -> out.add("writable-layer " + p.getFileName()));
         list(stateDir.resolve("uids")).forEach(p -> out.add("uid-lease " + p.getFileName() + " "
                 + lines(p).stream().findFirst().orElse("?")));
         for (Path hierarchy : list(Path.of("/sys/fs/cgroup"))) {
@@ -93,9 +102,12 @@ public final class HostLeakCheck {
                 }
             }
         }
+        list(stateDir.resolve("roots")).stream().filter(HostLeakCheck::paddockName)
+                .forEach(p -> out.add("root-dir " + p.getFileName()));
         String sandboxesDir = stateDir.resolve("sandboxes").toString();
+        String rootsDir = stateDir.resolve("roots").toString();
         for (String line : lines(Path.of("/proc/self/mountinfo"))) {
-            if (line.contains(sandboxesDir)) {
+            if (line.contains(sandboxesDir) || line.contains(rootsDir)) {
                 out.add("mount " + line);
             }
         }

@@ -3,7 +3,10 @@ package io.paddock.runtime.internal.bundle;
 import io.paddock.ErrorCode;
 import io.paddock.SandboxException;
 import io.paddock.runtime.internal.host.Cgroups;
+import io.paddock.internal.NativeResource;
 import io.paddock.runtime.internal.host.HostFacts;
+import io.paddock.runtime.internal.host.RootfsTool;
+import io.paddock.runtime.internal.host.WritableLayers;
 import io.paddock.runtime.internal.image.HostImage;
 import io.paddock.runtime.internal.oci.BundlePlan;
 
@@ -23,10 +26,17 @@ import java.util.List;
  *   &lt;state&gt;/uids/&lt;slot&gt;       uid-range leases
  *   &lt;state&gt;/images/host-&lt;hash&gt;/ the shared root directory of the host image
  *   &lt;state&gt;/runc/, runsc/       each tier's own --root
+ *   &lt;state&gt;/roots/&lt;id&gt;/      an image sandbox's root: the overlay mount
+ *   &lt;storage&gt;/writable/&lt;id&gt;/  an image sandbox's writable layer (a btrfs subvolume with a quota; see
+ *                              {@link WritableLayers}), set up on the first sandbox of an image
  * </pre>
  */
-public record OciHost(Path stateDir, Path initBinary, Cgroups cgroups, BundlePlan.HostFacts facts, HostImage image,
-                      UidLeases uids) {
+public record OciHost(Path stateDir, Path storageDir, Path initBinary, Cgroups cgroups, BundlePlan.HostFacts facts,
+                      HostImage image, UidLeases uids, RootfsTool rootfsTool) {
+    /** The mount and btrfs helper ({@code src/main/c/rootfs.c}). */
+    public static final String ROOTFS_RESOURCE = "/io/paddock/runtime/paddock-rootfs";
+    private static final java.util.concurrent.ConcurrentHashMap<Path, WritableLayers> WRITABLE =
+            new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
      * Checks the host (root, cgroups), prepares the state directory and the host image.
@@ -34,6 +44,11 @@ public record OciHost(Path stateDir, Path initBinary, Cgroups cgroups, BundlePla
      * @throws SandboxException FAILED_PRECONDITION with how to fix it, when the host cannot run sandboxes
      */
     public static OciHost open(Path stateDir, Path initBinary) {
+        return open(stateDir, io.paddock.LocalOptions.DEFAULT_STORAGE_DIR, initBinary);
+    }
+
+    /** As {@link #open(Path, Path)}, with image sandboxes' writable layers under {@code storageDir}. */
+    public static OciHost open(Path stateDir, Path storageDir, Path initBinary) {
         if (!HostFacts.isRoot()) {
             throw new SandboxException(ErrorCode.FAILED_PRECONDITION,
                     "the local Paddock engine must run as root: it gives every sandbox its own user namespace and"
@@ -46,14 +61,27 @@ public record OciHost(Path stateDir, Path initBinary, Cgroups cgroups, BundlePla
             for (String d : List.of("sandboxes", "uids")) {
                 privateDir(stateDir.resolve(d));
             }
+            Files.createDirectories(stateDir.resolve("roots"));
+            Files.setPosixFilePermissions(stateDir.resolve("roots"), PosixFilePermissions.fromString("rwx--x--x"));
             Files.createDirectories(stateDir.resolve("images"));
             Files.setPosixFilePermissions(stateDir.resolve("images"), PosixFilePermissions.fromString("rwx--x--x"));
         } catch (IOException e) {
             throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "cannot create the state directory " + stateDir + ": " + e);
         }
         HostImage image = HostImage.prepare(stateDir.resolve("images"), initBinary, Path.of("/"));
-        return new OciHost(stateDir, initBinary, cgroups, HostFacts.probe(cgroups), image,
-                new UidLeases(stateDir.resolve("uids"), UidLeases.DEFAULT_BASE, UidLeases.DEFAULT_SLOTS));
+        Path rootfs = NativeResource.load(OciHost.class, ROOTFS_RESOURCE)
+                .extractTo(stateDir.resolve("bin"), "paddock-rootfs-", "", "r-xr-xr-x");
+        return new OciHost(stateDir, storageDir, initBinary, cgroups, HostFacts.probe(cgroups), image,
+                new UidLeases(stateDir.resolve("uids"), UidLeases.DEFAULT_BASE, UidLeases.DEFAULT_SLOTS),
+                new RootfsTool(rootfs));
+    }
+
+    /**
+     * The disk-backed writable layers of image sandboxes, set up on first use (so that a host that only runs
+     * the {@code host} image needs no btrfs).
+     */
+    public WritableLayers writable() {
+        return WRITABLE.computeIfAbsent(storageDir, d -> WritableLayers.open(d, rootfsTool));
     }
 
     /** A tier's own directory under the state directory (its runtime's {@code --root}), root's only. */
@@ -70,6 +98,11 @@ public record OciHost(Path stateDir, Path initBinary, Cgroups cgroups, BundlePla
     /** The host image with a preload library (see {@link HostImage#prepare(Path, Path, Path, Path)}). */
     public HostImage imageWithPreload(Path library) {
         return HostImage.prepare(stateDir.resolve("images"), initBinary, Path.of("/"), library);
+    }
+
+    /** Where image sandboxes' roots are mounted, one directory each; traversable, unlike the bundles. */
+    public Path rootsDir() {
+        return stateDir.resolve("roots");
     }
 
     public Path sandboxesDir() {

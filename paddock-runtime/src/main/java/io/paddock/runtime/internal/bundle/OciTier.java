@@ -6,12 +6,14 @@ import io.paddock.ErrorCode;
 import io.paddock.SandboxException;
 import io.paddock.SandboxId;
 import io.paddock.SandboxSpec;
+import io.paddock.runtime.ImageRootfs;
 import io.paddock.runtime.RuntimeRecord;
 import io.paddock.runtime.RuntimeSandbox;
 import io.paddock.runtime.SandboxRuntime;
 import io.paddock.runtime.StartRequest;
 import io.paddock.runtime.internal.host.Cgroups;
 import io.paddock.runtime.internal.host.Fifos;
+import io.paddock.runtime.internal.host.WritableLayers;
 import io.paddock.runtime.internal.image.HostImage;
 import io.paddock.runtime.internal.oci.BundlePlan;
 import io.paddock.runtime.internal.oci.OciSpec;
@@ -36,6 +38,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.List;
+import java.util.Optional;
 import java.util.stream.Stream;
 
 /**
@@ -57,6 +60,10 @@ public abstract class OciTier implements SandboxRuntime {
     static final String LEGACY_TIER = "runc";
     /** The bundle's link to the user namespace a sandbox joins, when its tier prepares one. */
     public static final String USERNS_LINK = "userns";
+    /** Where an image sandbox's root is mounted: {@code <state>/roots/<id>}. */
+    Path rootfsOf(SandboxId id) {
+        return host.rootsDir().resolve(id.value());
+    }
 
     protected final OciHost host;
 
@@ -84,6 +91,14 @@ public abstract class OciTier implements SandboxRuntime {
     /** The image this tier's sandboxes run (the host image, shared by all their sandboxes). */
     protected HostImage image() {
         return host.image();
+    }
+
+    /**
+     * A library every dynamically linked program of an image sandbox preloads ({@code /etc/ld.so.preload} in
+     * its writable layer, the file bound read-only under {@code /.paddock}); none unless the tier says so.
+     */
+    protected Optional<Path> preloadLibrary() {
+        return Optional.empty();
     }
 
     /** The sandbox cgroup's {@code pids.max} (see {@link BundlePlan#hostPids()}). */
@@ -138,6 +153,9 @@ public abstract class OciTier implements SandboxRuntime {
             Files.writeString(bundle.resolve("slot"), Integer.toString(slot), StandardCharsets.UTF_8);
 
             BundlePlan plan = plan(request, uids.firstId(slot), bundle);
+            if (request.image().isPresent()) {
+                plan = mountImageRoot(id, request, plan, bundle, undo);
+            }
             OciSpec spec = OciSpecBuilder.build(plan);
             Files.write(bundle.resolve("config.json"), JSON.writeValueAsBytes(spec));
 
@@ -177,6 +195,44 @@ public abstract class OciTier implements SandboxRuntime {
         }
     }
 
+    /**
+     * An image sandbox's root: a btrfs subvolume limited to the spec's {@code disk} holds the overlay's upper
+     * and work directories; the overlay of the image's id-mapped layers is mounted at {@code <state>/roots/<id>}.
+     * Each step pushes its undo.
+     */
+    private BundlePlan mountImageRoot(SandboxId id, StartRequest request, BundlePlan plan, Path bundle,
+                                      Deque<Runnable> undo) throws IOException {
+        ImageRootfs image = request.image().orElseThrow();
+        WritableLayers writable = host.writable();
+        Path layer = writable.create(id, request.spec().disk());
+        undo.push(() -> writable.delete(id));
+        Optional<Path> preload = preloadLibrary();
+        ImageRoots.prepareUpper(layer.resolve("upper"), plan.uidBase(), image, preload.map(ImageRoots::preloadPath));
+        // Outside the bundle, which is root's only: the runtime reaches the root as the sandbox's own root id.
+        Path rootfs = Files.createDirectory(rootfsOf(id));
+        host.rootfsTool().mountOverlay(plan.uidBase(), image.layersDir(), image.layers(), layer.resolve("upper"),
+                layer.resolve("work"), rootfs);
+        undo.push(() -> removeImageRoot(id));
+        return plan.withImageRoot(rootfs.toString(), ImageRoots.mounts(host.initBinary(), preload),
+                new BundlePlan.RootUser(image.uid(), image.gid(), image.workdir(), true));
+    }
+
+    /** Removes an image sandbox's root: the overlay mount, then its writable layer. Idempotent. */
+    private void removeImageRoot(SandboxId id) {
+        Path rootfs = rootfsOf(id);
+        if (Files.exists(rootfs, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            host.rootfsTool().unmount(rootfs);
+            try {
+                Files.deleteIfExists(rootfs);
+            } catch (IOException e) {
+                throw new SandboxException(ErrorCode.INTERNAL, "cannot remove " + rootfs + ": " + e, e);
+            }
+        }
+        if (Files.exists(host.storageDir().resolve("writable").resolve(id.value()), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            host.writable().delete(id);
+        }
+    }
+
     @Override
     public RuntimeSandbox reattach(SandboxId id, byte[] preamble) {
         Path bundle = bundle(id);
@@ -211,6 +267,8 @@ public abstract class OciTier implements SandboxRuntime {
         removeFromRuntime(id);
         // If the runtime's state was lost (ATTACKS.md R6) the cgroups may still hold processes: kill by path.
         host.cgroups().killAndRemove(cgroupsPath(id));
+        // Unmounted before the bundle is deleted: the walk must never enter a mounted root.
+        removeImageRoot(id);
         Integer slot = readSlot(bundle);
         deleteTree(bundle);
         if (slot != null) {

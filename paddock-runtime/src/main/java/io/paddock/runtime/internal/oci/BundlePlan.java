@@ -25,10 +25,33 @@ import java.util.Optional;
  *                      sandbox's per-user counts (inotify, ...) to it and not to root; the init's rlimits are
  *                      then set by whoever starts the runtime, not in the spec (see {@link OciSpecBuilder#initRlimits}).
  *                      Empty: the runtime creates the namespace (as root) and sets the rlimits itself
+ * @param user          who tenant processes and file operations run as, and where commands start, and whether
+ *                      the root filesystem is an image's writable overlay on disk (then {@code /tmp} and
+ *                      {@code /workspace} are part of it) or the host image's read-only root (then they are
+ *                      size-capped tmpfs mounts)
  */
 public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMounts, long uidBase, String cgroupsPath,
-                         HostFacts host, long hostPids, SeccompProfile.Dialect seccomp, Optional<String> userns) {
+                         HostFacts host, long hostPids, SeccompProfile.Dialect seccomp, Optional<String> userns,
+                         RootUser user) {
+    /** The sandbox user of the host image: uid and gid 1000, starting in the spec's workdir, read-only root. */
+    public static RootUser hostUser(SandboxSpec spec) {
+        return new RootUser(OciSpecBuilder.SANDBOX_UID, OciSpecBuilder.SANDBOX_GID, spec.workdir(), false);
+    }
+
+    /**
+     * @param uid          tenant processes' and file operations' uid inside the sandbox
+     * @param gid          their gid
+     * @param workdir      where commands start unless they name a directory
+     * @param writableRoot whether the root is an image's overlay with a disk-backed writable layer
+     */
+    public record RootUser(int uid, int gid, String workdir, boolean writableRoot) {
+        public RootUser {
+            Objects.requireNonNull(workdir, "workdir");
+        }
+    }
+
     public BundlePlan {
+        Objects.requireNonNull(user, "user");
         Objects.requireNonNull(spec, "spec");
         Objects.requireNonNull(rootfs, "rootfs");
         imageMounts = List.copyOf(imageMounts);
@@ -44,7 +67,7 @@ public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMount
     /** A plan without a namespace to join. */
     public BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMounts, long uidBase, String cgroupsPath,
                       HostFacts host, long hostPids, SeccompProfile.Dialect seccomp) {
-        this(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, hostPids, seccomp, Optional.empty());
+        this(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, hostPids, seccomp, Optional.empty(), hostUser(spec));
     }
 
     /**
@@ -59,7 +82,12 @@ public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMount
     /** The same plan, joining the user namespace at {@code path} instead of having the runtime create one. */
     public BundlePlan joiningUserns(String path) {
         return new BundlePlan(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, hostPids, seccomp,
-                Optional.of(path));
+                Optional.of(path), user);
+    }
+
+    /** The same plan for an image's root at {@code rootfs} with its own mounts and user. */
+    public BundlePlan withImageRoot(String rootfs, List<Mount> imageMounts, RootUser user) {
+        return new BundlePlan(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, hostPids, seccomp, userns, user);
     }
 
     /**

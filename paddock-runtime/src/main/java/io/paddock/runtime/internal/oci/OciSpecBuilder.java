@@ -69,9 +69,11 @@ public final class OciSpecBuilder {
         OciSpec.Process process = new OciSpec.Process(
                 false,
                 new User(0, 0),
-                List.of(INIT_PATH, "--uid=" + SANDBOX_UID, "--gid=" + SANDBOX_GID, "--workdir=" + spec.workdir()),
+                List.of(INIT_PATH, "--uid=" + plan.user().uid(), "--gid=" + plan.user().gid(),
+                        "--workdir=" + plan.user().workdir()),
                 INIT_ENV,
-                "/",
+                // An image's working directory may not exist in it: as with Docker, the runtime creates it.
+                plan.user().writableRoot() ? plan.user().workdir() : "/",
                 Capabilities.only(INIT_CAPABILITIES),
                 plan.userns().isPresent() ? List.of() : initRlimits(plan),
                 true);
@@ -95,7 +97,8 @@ public final class OciSpecBuilder {
                 MASKED_PATHS,
                 READONLY_PATHS);
 
-        return new OciSpec("1.0.2", process, new Root(plan.rootfs(), true), HOSTNAME, mounts(plan), linux);
+        return new OciSpec("1.0.2", process, new Root(plan.rootfs(), !plan.user().writableRoot()), HOSTNAME,
+                mounts(plan), linux);
     }
 
     static List<Mount> mounts(BundlePlan plan) {
@@ -117,6 +120,11 @@ public final class OciSpecBuilder {
         m.add(new Mount("/dev/mqueue", "mqueue", "mqueue", List.of("nosuid", "noexec", "nodev")));
         m.add(new Mount("/sys", "sysfs", "sysfs", List.of("nosuid", "noexec", "nodev", "ro")));
         m.addAll(plan.imageMounts());
+        if (plan.user().writableRoot()) {
+            // An image's root is an overlay with a writable layer on disk, limited to `disk` by its quota:
+            // /tmp and /workspace are part of it.
+            return List.copyOf(m);
+        }
         // The writable area. runc gives a tmpfs root the mode of its mountpoint, so /tmp is 1777 and
         // /workspace 0755 in the image's root directory; ownership comes from the options.
         m.add(new Mount("/tmp", "tmpfs", "tmpfs", List.of("nosuid", "nodev", size, nrInodes)));

@@ -30,11 +30,13 @@ public final class RunscRuntime extends OciTier {
 
     private final Runsc runsc;
     private final HostImage image;
+    private final Path compat;
 
-    private RunscRuntime(OciHost host, Runsc runsc, HostImage image) {
+    private RunscRuntime(OciHost host, Runsc runsc, HostImage image, Path compat) {
         super(host);
         this.runsc = runsc;
         this.image = image;
+        this.compat = compat;
     }
 
     /**
@@ -48,7 +50,7 @@ public final class RunscRuntime extends OciTier {
         Runsc runsc = new Runsc(binary, host.tierDir("runsc"));
         runsc.checkUsable();
         Path compat = GvisorCompat.extractTo(host.stateDir().resolve("bin"));
-        return new RunscRuntime(host, runsc, host.imageWithPreload(compat));
+        return new RunscRuntime(host, runsc, host.imageWithPreload(compat), compat);
     }
 
     @Override
@@ -71,6 +73,12 @@ public final class RunscRuntime extends OciTier {
     @Override
     protected HostImage image() {
         return image;
+    }
+
+    /** {@link GvisorCompat} for image sandboxes too (their coreutils hit the same statx flag). */
+    @Override
+    protected java.util.Optional<Path> preloadLibrary() {
+        return java.util.Optional.of(compat);
     }
 
     /**
