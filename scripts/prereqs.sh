@@ -21,6 +21,11 @@ need musl-gcc musl-tools
 if [[ $mode == run || $mode == test ]]; then
   need runc runc
   need mkfifo coreutils
+  # Images: Debian bases are built with mmdebstrap; sandboxes of images write to a btrfs filesystem with
+  # quotas; build steps reach package registries through slirp4netns.
+  need mmdebstrap mmdebstrap
+  need mkfs.btrfs btrfs-progs
+  need slirp4netns slirp4netns
 fi
 if [[ $mode == test ]]; then
   need python3 python3
@@ -29,6 +34,13 @@ if [[ $mode == test ]]; then
   need node nodejs
   # paddock-code's tests: sandboxes share the host's /usr, so its Debian python3 needs matplotlib and pip
   need npm npm
+  # Image tests: a real OCI registry, images made by tools we did not write, a tiny static userland.
+  need docker-registry docker-registry
+  need skopeo skopeo
+  need umoci umoci
+  need htpasswd apache2-utils
+  [[ -x /bin/busybox ]] && /bin/busybox --list 2>/dev/null | grep -qx sh && ldd /bin/busybox 2>&1 | grep -q 'not a dynamic' \
+    || missing_pkgs+=(busybox-static)
   [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 || missing_pkgs+=(python3-matplotlib)
   [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing_pkgs+=(python3-pip)
 fi

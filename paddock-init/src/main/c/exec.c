@@ -391,7 +391,7 @@ static void run_command(struct spawn_req *s, int errfd)
         close(oom);
     }
     for (int cap = 0; cap < 64; cap++)
-        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+        if (!(g.tenant_caps & (1ULL << cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
             child_fail(errfd, errno, "drop capabilities", NULL);
     if (setgroups(0, NULL) < 0)
         child_fail(errfd, errno, "setgroups", NULL);
@@ -404,6 +404,12 @@ static void run_command(struct spawn_req *s, int errfd)
     struct cap_hdr h = {0x20080522, 0};
     struct cap_data d[2];
     memset(d, 0, sizeof(d));
+    /* A root command of a build step keeps --tenant-caps (permitted, so that no_new_privs lets its exec
+     * keep them; the bounding set above holds nothing more). Any other uid keeps none. */
+    if (s->uid == 0 && g.tenant_caps) {
+        d[0].permitted = d[0].effective = (uint32_t)g.tenant_caps;
+        d[1].permitted = d[1].effective = (uint32_t)(g.tenant_caps >> 32);
+    }
     if (syscall(SYS_capset, &h, d) < 0)
         child_fail(errfd, errno, "drop capabilities", NULL);
     /* chdir after the uid switch: the command may only start where its user may go. */

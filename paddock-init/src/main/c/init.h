@@ -39,6 +39,9 @@ struct init_state {
     int orphan_die;
     uint64_t deadline_ns;     /* DEADLINE backstop, 0 = none */
     int is_pid1;
+    /* Capabilities a command running as uid 0 keeps (--tenant-caps): none, except in image builds' sandboxes,
+     * whose RUN steps install packages as root of their own user namespace, as docker build does. */
+    uint64_t tenant_caps;
 };
 
 extern struct init_state g;

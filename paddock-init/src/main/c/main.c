@@ -436,7 +436,7 @@ static int parse_u32(const char *s, uint32_t *out)
 
 static void usage(void)
 {
-    logmsg("usage: paddock-init --uid=N --gid=N --workdir=/abs/path");
+    logmsg("usage: paddock-init --uid=N --gid=N --workdir=/abs/path [--tenant-caps=0xMASK]");
     exit(2);
 }
 
@@ -466,6 +466,13 @@ int main(int argc, char **argv)
             continue;
         if (!strncmp(argv[i], "--gid=", 6) && parse_u32(argv[i] + 6, &gid) == 0)
             continue;
+        if (!strncmp(argv[i], "--tenant-caps=0x", 16) && argv[i][16]) {
+            char *end;
+            errno = 0;
+            g.tenant_caps = strtoull(argv[i] + 16, &end, 16);
+            if (errno == 0 && *end == '\0')
+                continue;
+        }
         if (!strncmp(argv[i], "--workdir=", 10) && argv[i][10] == '/' &&
             strlen(argv[i] + 10) < sizeof(g.workdir)) {
             strcpy(g.workdir, argv[i] + 10);

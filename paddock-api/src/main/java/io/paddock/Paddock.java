@@ -41,6 +41,11 @@ public interface Paddock extends AutoCloseable {
         return list(SandboxQuery.all());
     }
 
+    /** The images sandboxes are made from: pull, push, build, list, remove. */
+    default Images images() {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this Paddock does not manage images");
+    }
+
     @Override
     void close();
 

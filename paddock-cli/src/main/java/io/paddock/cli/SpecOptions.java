@@ -14,6 +14,11 @@ import java.util.regex.Pattern;
 
 /** The sandbox limits and settings every command that creates a sandbox accepts. */
 final class SpecOptions {
+    @Option(names = "--image", paramLabel = "REF",
+            description = "The image: host (the host's /usr, read-only; the default), a stored image's name or id, or"
+                    + " debian:<suite>[-slim] (built from Debian's packages on first use).")
+    String image;
+
     @Option(names = "--memory", paramLabel = "SIZE", description = "Memory limit, e.g. 256m, 1g (default: 512m).")
     String memory;
 
@@ -23,7 +28,8 @@ final class SpecOptions {
     @Option(names = "--pids", paramLabel = "N", description = "Maximum number of processes (default: 256).")
     Integer pids;
 
-    @Option(names = "--disk", paramLabel = "SIZE", description = "Size of the writable area /workspace and /tmp (default: 1g).")
+    @Option(names = "--disk", paramLabel = "SIZE", description = "Disk the sandbox may write (default: 1g): /workspace and /tmp;"
+            + " with an image other than host, everything it writes, on disk, not counted as memory.")
     String disk;
 
     @Option(names = "--open-files", paramLabel = "N", description = "Maximum open files per process (default: 1024).")
@@ -44,6 +50,9 @@ final class SpecOptions {
     String runtime;
 
     SandboxSpec.Builder apply(SandboxSpec.Builder b) {
+        if (image != null) {
+            b.image(image);
+        }
         if (memory != null) {
             b.memory(size("memory", memory));
         }

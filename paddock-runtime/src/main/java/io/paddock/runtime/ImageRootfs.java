@@ -19,8 +19,11 @@ import java.util.regex.Pattern;
  * @param uid       the user tenant processes and file operations run as (inside the sandbox)
  * @param gid       their group
  * @param workdir   the working directory of commands that name none, absolute
+ * @param buildStep whether this is an image build's step: its root commands keep the capabilities
+ *                  {@code docker build} gives RUN (over the sandbox's own user namespace only), so that package
+ *                  managers work. Never set for tenants' sandboxes.
  */
-public record ImageRootfs(Path layersDir, List<String> layers, int uid, int gid, String workdir) {
+public record ImageRootfs(Path layersDir, List<String> layers, int uid, int gid, String workdir, boolean buildStep) {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
 
     public ImageRootfs {

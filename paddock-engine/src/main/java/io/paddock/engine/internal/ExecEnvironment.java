@@ -33,9 +33,14 @@ final class ExecEnvironment {
     }
 
     static List<String> build(SandboxSpec spec, Map<String, String> requestEnv) {
+        return build(BASE, spec, requestEnv);
+    }
+
+    /** As {@link #build(SandboxSpec, Map)} from another base: an image's environment. */
+    static List<String> build(Map<String, String> base, SandboxSpec spec, Map<String, String> requestEnv) {
         Map<String, String> env = new LinkedHashMap<>();
-        env.put("PATH", BASE.get("PATH"));
-        BASE.forEach(env::putIfAbsent);
+        env.put("PATH", base.getOrDefault("PATH", BASE.get("PATH")));
+        base.forEach(env::putIfAbsent);
         env.putAll(spec.env());
         env.putAll(spec.secrets());
         env.putAll(requestEnv);

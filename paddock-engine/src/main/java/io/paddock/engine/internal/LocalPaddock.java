@@ -14,9 +14,16 @@ import java.util.Objects;
 /** {@link Paddock} backed by the embedded engine in this JVM. */
 public final class LocalPaddock implements Paddock {
     private final SandboxManager manager;
+    private final LocalImages images;
 
     public LocalPaddock(LocalOptions options) {
         this.manager = new SandboxManager(Objects.requireNonNull(options, "options"));
+        this.images = new LocalImages(manager);
+    }
+
+    @Override
+    public io.paddock.Images images() {
+        return images;
     }
 
     @Override

@@ -56,6 +56,8 @@ final class ManagedSandbox implements Sandbox {
     private ExitStatus entrypointExit;
     private volatile RuntimeSandbox runtimeSandbox;
     private volatile InitClient client;
+    /** What its image decided; set before it runs (the host image's until then). */
+    private volatile SandboxRoot root;
 
     ManagedSandbox(SandboxManager manager, SandboxId id, SandboxSpec spec, Instant createdAt) {
         this.manager = manager;
@@ -64,6 +66,15 @@ final class ManagedSandbox implements Sandbox {
         this.createdAt = createdAt;
         this.expiresAt = createdAt.plus(spec.timeout());
         this.files = new CheckedFiles(this);
+        this.root = SandboxRoot.host(spec);
+    }
+
+    SandboxRoot root() {
+        return root;
+    }
+
+    void root(SandboxRoot r) {
+        this.root = r;
     }
 
     /** A sandbox a restarted engine found stopped in its store: shown until its retention ends. */

@@ -43,7 +43,7 @@ final class Runtimes {
      *                          configured, every tier) is missing, saying how to install it
      */
     static Runtimes detect(LocalOptions options, Path initBinary) {
-        OciHost host = OciHost.open(options.stateDir(), initBinary);
+        OciHost host = OciHost.open(options.stateDir(), options.storageDir(), initBinary);
         Map<String, SandboxRuntime> open = new LinkedHashMap<>();
         Map<String, String> absent = new LinkedHashMap<>();
         try {

@@ -12,6 +12,7 @@ import io.paddock.SandboxSpec;
 import io.paddock.SandboxState;
 import io.paddock.StopReason;
 import io.paddock.init.internal.ExitClassifier;
+import io.paddock.image.internal.ImageService;
 import io.paddock.init.internal.InitBinary;
 import io.paddock.init.internal.InitClient;
 import io.paddock.init.internal.InitExec;
@@ -78,12 +79,14 @@ final class SandboxManager implements AutoCloseable {
     private final ExecutorService stopper;
     private final Thread shutdownHook;
     private final WarmPool pool;
+    private final ImageService images;
     private volatile boolean closed;
 
     SandboxManager(LocalOptions options) {
         this.options = options;
         Path initBinary = InitBinary.load().extractTo(options.stateDir().resolve("bin"));
         this.runtimes = Runtimes.detect(options, initBinary);
+        this.images = new ImageService(options.storageDir().resolve("images"));
         this.persistent = options.dataDir().isPresent();
         this.store = persistent ? SqliteSandboxStore.open(options.dataDir().get()) : SandboxStore.NONE;
         this.identity = persistent ? EngineIdentity.persistent(options.dataDir().get()) : EngineIdentity.create();
@@ -94,7 +97,7 @@ final class SandboxManager implements AutoCloseable {
         if (persistent) {
             restore();
         }
-        this.pool = new WarmPool(options.warmPools(), runtimes.defaultName(), new WarmStarter(runtimes, identity.token(),
+        this.pool = new WarmPool(options.warmPools(), runtimes.defaultName(), new WarmStarter(runtimes, this::rootOf, identity.token(),
                 !persistent), () -> sandboxes.values().stream().filter(s -> s.currentState().isLive()).count(), options.maxSandboxes());
         // An embedded engine takes its sandboxes with it when its JVM exits; a daemon leaves them running
         // for the next daemon to adopt.
@@ -123,6 +126,18 @@ final class SandboxManager implements AutoCloseable {
     // ---- create ----
 
     ManagedSandbox create(SandboxSpec requested) {
+        return create(requested, false);
+    }
+
+    /**
+     * Creates the sandbox of an image build's RUN step: never from a pool, and its root commands keep the
+     * capabilities RUN needs (ImageRootfs#buildStep). Only the engine's own image builder calls this.
+     */
+    ManagedSandbox createBuildStep(SandboxSpec spec) {
+        return create(spec, true);
+    }
+
+    private ManagedSandbox create(SandboxSpec requested, boolean buildStep) {
         checkOpen();
         // The spec is recorded with its tier resolved, so that destroy, restart and records go to that tier.
         SandboxSpec spec = requested.runtime().isPresent() ? requested
@@ -130,13 +145,16 @@ final class SandboxManager implements AutoCloseable {
         SandboxRuntime runtime = runtimes.require(spec.runtime().get());
         validateForHost(spec);
         long live = sandboxes.values().stream().filter(s -> s.currentState().isLive()).count();
-        WarmPool.Warm warm = pool.claim(spec);
+        WarmPool.Warm warm = buildStep ? null : pool.claim(spec);
         if (warm == null && live + pool.held() >= options.maxSandboxes() && !pool.evictOne()) {
             throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "this engine already runs " + live
                     + " sandboxes, its maximum (" + options.maxSandboxes() + "); destroy some first");
         }
         SandboxId id = warm != null ? warm.id() : Ids.newSandboxId();
+        // A pooled sandbox was made with its image already; otherwise resolve (or build) the image now.
+        SandboxRoot root = warm != null ? warm.root() : rootOf(spec, buildStep);
         ManagedSandbox sb = new ManagedSandbox(this, id, spec, Instant.now());
+        sb.root(root);
         pool.unclaimOnFailure(warm, () -> reserveName(spec, id));
         sandboxes.put(id, sb);
         RuntimeSandbox rt = null;
@@ -152,7 +170,7 @@ final class SandboxManager implements AutoCloseable {
             recorded = true;
             byte[] nonce = Ids.nonce();
             Failpoints.hit("create.before-runtime-start");
-            rt = warm != null ? warm.runtime() : runtime.start(new StartRequest(id, spec, identity.token(), hello(nonce)));
+            rt = warm != null ? warm.runtime() : runtime.start(new StartRequest(id, spec, identity.token(), hello(nonce), root.rootfs()));
             Failpoints.hit("create.after-runtime-start");
             InitClient client = warm != null ? warm.client() : InitClient.attach(rt.fromInit(), rt.toInit(), nonce, ATTACH_TIMEOUT, id.value());
             client.setDeadline(Duration.ofNanos(deadline - System.nanoTime()).plus(INIT_DEADLINE_GRACE));
@@ -196,16 +214,47 @@ final class SandboxManager implements AutoCloseable {
         return hello.toByteArray();
     }
 
-    private void validateForHost(SandboxSpec spec) {
-        if (!spec.image().equals(SandboxSpec.DEFAULT_IMAGE)) {
-            throw SandboxException.invalid("image", "unknown image '" + spec.image() + "'; this engine has: host");
+    /** The engine's images: pulls, builds, names. */
+    ImageService images() {
+        return images;
+    }
+
+    /** What the spec's image decides: the host image's root, or a stored image's layers (a Debian base is built). */
+    SandboxRoot rootOf(SandboxSpec spec) {
+        return rootOf(spec, false);
+    }
+
+    private SandboxRoot rootOf(SandboxSpec spec, boolean buildStep) {
+        if (spec.image().equals(SandboxSpec.DEFAULT_IMAGE)) {
+            return SandboxRoot.host(spec);
         }
+        return SandboxRoot.of(spec, images.forSandbox(spec.image(), io.paddock.ImageListener.NONE), buildStep);
+    }
+
+    /** The tier a sandbox runs on. */
+    SandboxRuntime runtimeFor(ManagedSandbox sb) {
+        return runtimeOf(sb.spec());
+    }
+
+    /** The ids of the images live sandboxes run. */
+    List<String> imagesInUse() {
+        return sandboxes.values().stream().filter(s -> s.currentState().isLive())
+                .flatMap(s -> s.root().imageId().stream()).distinct().toList();
+    }
+
+    /** Whether a live sandbox (or a pooled one) runs the image with this id. */
+    boolean imageInUse(String imageId) {
+        return sandboxes.values().stream().anyMatch(s -> s.currentState().isLive()
+                && s.root().imageId().map(imageId::equals).orElse(false)) || pool.usesImage(imageId);
+    }
+
+    private void validateForHost(SandboxSpec spec) {
         if (spec.openFiles() > hostNofileLimit) {
             throw SandboxException.invalid("openFiles", spec.openFiles() + " is above this host's hard limit of "
                     + hostNofileLimit + " open files");
         }
         String w = spec.workdir();
-        if (!(w.equals("/workspace") || w.startsWith("/workspace/") || w.equals("/tmp") || w.startsWith("/tmp/"))) {
+        if (spec.image().equals(SandboxSpec.DEFAULT_IMAGE) && !(w.equals("/workspace") || w.startsWith("/workspace/") || w.equals("/tmp") || w.startsWith("/tmp/"))) {
             throw SandboxException.invalid("workdir", "'" + w
                     + "' is outside the writable area; use /workspace, /tmp or a directory under them");
         }
@@ -283,9 +332,9 @@ final class SandboxManager implements AutoCloseable {
         };
         long nproc = runtimeOf(spec).tenantProcessLimit(spec);
         SpawnRequest.Builder b = SpawnRequest.builder(request.argv())
-                .env(ExecEnvironment.build(spec, request))
-                .cwd(request.cwd().orElse(spec.workdir()))
-                .user(OciSpecBuilder.SANDBOX_UID, OciSpecBuilder.SANDBOX_GID)
+                .env(ExecEnvironment.build(sb.root().env(), spec, request.env()))
+                .cwd(request.cwd().orElse(sb.root().workdir()))
+                .user(sb.root().uid(), sb.root().gid())
                 .timeout(request.timeout().orElse(null))
                 .stdoutCap(request.outputLimit().bytes())
                 .stderrCap(request.outputLimit().bytes())
@@ -524,6 +573,12 @@ final class SandboxManager implements AutoCloseable {
     private void adopt(SandboxStore.Row row) {
         ManagedSandbox sb = new ManagedSandbox(this, row.id(), row.spec(), row.createdAt());
         sb.setExpiresAt(row.expiresAt());
+        try {
+            sb.root(rootOf(row.spec()));
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "image of " + row.id() + " is gone (" + e.getMessage()
+                    + "); its commands start as the host image's would");
+        }
         try {
             reserveName(row.spec(), row.id());
         } catch (SandboxException e) {

@@ -70,7 +70,18 @@ final class WarmPool implements AutoCloseable {
     }
 
     /** One idle pooled sandbox: running, attached, with no tenant yet. */
-    record Warm(SandboxId id, SandboxSpec shape, RuntimeSandbox runtime, InitClient client, long createdNanos) {
+    record Warm(SandboxId id, SandboxSpec shape, RuntimeSandbox runtime, InitClient client, long createdNanos,
+                SandboxRoot root) {
+        /** A pooled sandbox of the host image. */
+        Warm(SandboxId id, SandboxSpec shape, RuntimeSandbox runtime, InitClient client, long createdNanos) {
+            this(id, shape, runtime, client, createdNanos, SandboxRoot.host(shape));
+        }
+    }
+
+    /** Whether an idle pooled sandbox runs the image with this id (then the image may not be removed). */
+    boolean usesImage(String imageId) {
+        return pools.values().stream().anyMatch(p -> p.idle.stream()
+                .anyMatch(w -> w.root().imageId().map(imageId::equals).orElse(false)));
     }
 
     /** Creates and destroys pooled sandboxes (the engine's runtimes; a fake in unit tests). */

@@ -20,11 +20,14 @@ import java.time.Duration;
  */
 final class WarmStarter implements WarmPool.Starter {
     private final Runtimes runtimes;
+    private final java.util.function.Function<SandboxSpec, SandboxRoot> roots;
     private final String owner;
     private final boolean orphanDie;
 
-    WarmStarter(Runtimes runtimes, String owner, boolean orphanDie) {
+    WarmStarter(Runtimes runtimes, java.util.function.Function<SandboxSpec, SandboxRoot> roots, String owner,
+                boolean orphanDie) {
         this.runtimes = runtimes;
+        this.roots = roots;
         this.owner = owner;
         this.orphanDie = orphanDie;
     }
@@ -38,11 +41,12 @@ final class WarmStarter implements WarmPool.Starter {
         InitClient.writeHello(Channels.newChannel(hello), nonce, orphanDie);
         RuntimeSandbox rt = null;
         try {
-            rt = runtime.start(new StartRequest(id, shape, owner, hello.toByteArray()));
+            SandboxRoot root = roots.apply(shape);
+            rt = runtime.start(new StartRequest(id, shape, owner, hello.toByteArray(), root.rootfs()));
             InitClient client = InitClient.attach(rt.fromInit(), rt.toInit(), nonce, SandboxManager.ATTACH_TIMEOUT, id.value());
             client.setDeadline(maxIdle.plus(SandboxManager.INIT_DEADLINE_GRACE));
-            warmUp(client, shape);
-            return new WarmPool.Warm(id, shape, rt, client, System.nanoTime());
+            warmUp(client, shape, root);
+            return new WarmPool.Warm(id, shape, rt, client, System.nanoTime(), root);
         } catch (RuntimeException e) {
             if (rt != null) {
                 rt.closeChannel();
@@ -62,13 +66,12 @@ final class WarmStarter implements WarmPool.Starter {
      * cgroup, first page-ins through the new mount namespace). It leaves nothing behind: no file, no process,
      * no output; the tenant's own commands still start from a clean environment.
      */
-    private static void warmUp(InitClient client, SandboxSpec shape) {
+    private static void warmUp(InitClient client, SandboxSpec shape, SandboxRoot root) {
         io.paddock.ExecRequest request = io.paddock.ExecRequest.of("/bin/true");
         io.paddock.ExecResult r = client.run(io.paddock.init.internal.SpawnRequest.builder(request.argv())
-                .env(ExecEnvironment.build(shape, request))
-                .cwd(shape.workdir())
-                .user(io.paddock.runtime.internal.oci.OciSpecBuilder.SANDBOX_UID,
-                        io.paddock.runtime.internal.oci.OciSpecBuilder.SANDBOX_GID)
+                .env(ExecEnvironment.build(root.env(), shape, request.env()))
+                .cwd(root.workdir())
+                .user(root.uid(), root.gid())
                 .timeout(Duration.ofSeconds(10))
                 .stdoutCap(0).stderrCap(4096)
                 .rlimit(SandboxManager.RLIMIT_NOFILE, shape.openFiles(), shape.openFiles())

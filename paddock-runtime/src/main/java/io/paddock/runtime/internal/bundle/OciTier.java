@@ -214,7 +214,18 @@ public abstract class OciTier implements SandboxRuntime {
                 layer.resolve("work"), rootfs);
         undo.push(() -> removeImageRoot(id));
         return plan.withImageRoot(rootfs.toString(), ImageRoots.mounts(host.initBinary(), preload),
-                new BundlePlan.RootUser(image.uid(), image.gid(), image.workdir(), true));
+                new BundlePlan.RootUser(image.uid(), image.gid(), image.workdir(), true,
+                        image.buildStep() ? OciSpecBuilder.BUILD_CAPABILITIES : List.of()));
+    }
+
+    @Override
+    public Optional<WritableLayer> writableLayer(SandboxId id) {
+        Path upper = host.storageDir().resolve("writable").resolve(id.value()).resolve("upper");
+        Integer slot = readSlot(bundle(id));
+        if (slot == null || !Files.isDirectory(upper, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return Optional.empty();
+        }
+        return Optional.of(new WritableLayer(upper, host.uids().firstId(slot)));
     }
 
     /** Removes an image sandbox's root: the overlay mount, then its writable layer. Idempotent. */

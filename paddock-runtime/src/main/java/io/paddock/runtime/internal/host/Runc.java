@@ -3,6 +3,7 @@ package io.paddock.runtime.internal.host;
 import io.paddock.ErrorCode;
 import io.paddock.SandboxException;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -93,6 +94,21 @@ public final class Runc {
                 List.of(binary.toString(), "--root", stateRoot.toString(), "delete", "--force", id), TIMEOUT);
         if (!r.ok() && !r.output().contains("does not exist") && !r.output().contains("not found")) {
             throw new SandboxException(ErrorCode.INTERNAL, "runc delete " + id + " failed: " + r.output());
+        }
+    }
+
+    /** The host pid of the container's init, from runc's state file. */
+    public long initPid(String id) {
+        try {
+            com.fasterxml.jackson.databind.JsonNode state = new com.fasterxml.jackson.databind.ObjectMapper()
+                    .readTree(stateRoot.resolve(id).resolve("state.json").toFile());
+            long pid = state.path("init_process_pid").asLong(0);
+            if (pid <= 0) {
+                throw new IOException("no init_process_pid");
+            }
+            return pid;
+        } catch (IOException e) {
+            throw new io.paddock.SandboxException(io.paddock.ErrorCode.NOT_FOUND, "no runc state for " + id + ": " + e.getMessage());
         }
     }
 

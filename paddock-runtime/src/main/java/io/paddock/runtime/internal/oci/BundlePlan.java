@@ -35,7 +35,7 @@ public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMount
                          RootUser user) {
     /** The sandbox user of the host image: uid and gid 1000, starting in the spec's workdir, read-only root. */
     public static RootUser hostUser(SandboxSpec spec) {
-        return new RootUser(OciSpecBuilder.SANDBOX_UID, OciSpecBuilder.SANDBOX_GID, spec.workdir(), false);
+        return new RootUser(OciSpecBuilder.SANDBOX_UID, OciSpecBuilder.SANDBOX_GID, spec.workdir(), false, List.of());
     }
 
     /**
@@ -43,10 +43,18 @@ public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMount
      * @param gid          their gid
      * @param workdir      where commands start unless they name a directory
      * @param writableRoot whether the root is an image's overlay with a disk-backed writable layer
+     * @param tenantCaps   capabilities commands running as uid 0 keep (over the sandbox's own user namespace
+     *                     only): none, except for image builds' RUN steps
      */
-    public record RootUser(int uid, int gid, String workdir, boolean writableRoot) {
+    public record RootUser(int uid, int gid, String workdir, boolean writableRoot, List<String> tenantCaps) {
         public RootUser {
             Objects.requireNonNull(workdir, "workdir");
+            tenantCaps = List.copyOf(tenantCaps);
+            for (String c : tenantCaps) {
+                if (!OciSpecBuilder.CAPABILITY_BITS.containsKey(c)) {
+                    throw new IllegalArgumentException("unknown capability " + c);
+                }
+            }
         }
     }
 

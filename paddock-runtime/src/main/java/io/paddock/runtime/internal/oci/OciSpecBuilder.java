@@ -39,6 +39,21 @@ public final class OciSpecBuilder {
     /** What the init keeps: switch to the sandbox user, kill tenant processes, drop their bounding set, bring up lo. */
     public static final List<String> INIT_CAPABILITIES =
             List.of("CAP_KILL", "CAP_NET_ADMIN", "CAP_SETGID", "CAP_SETPCAP", "CAP_SETUID");
+    /**
+     * What an image build's RUN step keeps as root of its sandbox's user namespace, as {@code docker build}
+     * does (less raw sockets and device nodes): what package managers need to chown, drop to their own users
+     * and set file capabilities.
+     */
+    public static final List<String> BUILD_CAPABILITIES = List.of("CAP_AUDIT_WRITE", "CAP_CHOWN", "CAP_DAC_OVERRIDE",
+            "CAP_FOWNER", "CAP_FSETID", "CAP_KILL", "CAP_NET_BIND_SERVICE", "CAP_SETFCAP", "CAP_SETGID", "CAP_SETPCAP",
+            "CAP_SETUID", "CAP_SYS_CHROOT");
+    static final java.util.Map<String, Integer> CAPABILITY_BITS = java.util.Map.ofEntries(
+            java.util.Map.entry("CAP_CHOWN", 0), java.util.Map.entry("CAP_DAC_OVERRIDE", 1),
+            java.util.Map.entry("CAP_FOWNER", 3), java.util.Map.entry("CAP_FSETID", 4),
+            java.util.Map.entry("CAP_KILL", 5), java.util.Map.entry("CAP_SETGID", 6),
+            java.util.Map.entry("CAP_SETUID", 7), java.util.Map.entry("CAP_SETPCAP", 8),
+            java.util.Map.entry("CAP_NET_BIND_SERVICE", 10), java.util.Map.entry("CAP_SYS_CHROOT", 18),
+            java.util.Map.entry("CAP_AUDIT_WRITE", 29), java.util.Map.entry("CAP_SETFCAP", 31));
     /** The init needs fds for every exec's pipes; tenant processes get the spec's openFiles via the protocol. */
     static final long INIT_NOFILE = 16384;
 
@@ -66,15 +81,25 @@ public final class OciSpecBuilder {
 
     public static OciSpec build(BundlePlan plan) {
         SandboxSpec spec = plan.spec();
+        List<String> args = new ArrayList<>(List.of(INIT_PATH, "--uid=" + plan.user().uid(), "--gid=" + plan.user().gid(),
+                "--workdir=" + plan.user().workdir()));
+        java.util.TreeSet<String> caps = new java.util.TreeSet<>(INIT_CAPABILITIES);
+        if (!plan.user().tenantCaps().isEmpty()) {
+            long mask = 0;
+            for (String c : plan.user().tenantCaps()) {
+                mask |= 1L << CAPABILITY_BITS.get(c);
+            }
+            args.add("--tenant-caps=0x" + Long.toHexString(mask));
+            caps.addAll(plan.user().tenantCaps());
+        }
         OciSpec.Process process = new OciSpec.Process(
                 false,
                 new User(0, 0),
-                List.of(INIT_PATH, "--uid=" + plan.user().uid(), "--gid=" + plan.user().gid(),
-                        "--workdir=" + plan.user().workdir()),
+                List.copyOf(args),
                 INIT_ENV,
                 // An image's working directory may not exist in it: as with Docker, the runtime creates it.
                 plan.user().writableRoot() ? plan.user().workdir() : "/",
-                Capabilities.only(INIT_CAPABILITIES),
+                Capabilities.only(List.copyOf(caps)),
                 plan.userns().isPresent() ? List.of() : initRlimits(plan),
                 true);
 

@@ -77,6 +77,11 @@ public final class RuncRuntime extends OciTier {
     }
 
     @Override
+    public AutoCloseable userNetwork(SandboxId id) {
+        return io.paddock.runtime.internal.host.UserNetwork.attach(runc.initPid(id.value()));
+    }
+
+    @Override
     protected boolean hasState(SandboxId id) {
         return runc.hasState(id.value());
     }

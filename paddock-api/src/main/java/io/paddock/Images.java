@@ -1,0 +1,45 @@
+package io.paddock;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The images sandboxes are made from, the same embedded ({@link Paddock#local()}) and remote ({@link
+ * Paddock#connect}). A reference is a name ({@code debian:bookworm}, {@code myapp:1},
+ * {@code registry.example:5000/team/app:2}), an id ({@code sha256:…}) or an id's first 12+ hex digits.
+ * {@code debian:<suite>} and {@code debian:<suite>-slim} are built from Debian's packages on first use.
+ */
+public interface Images {
+    /** Pulls an image from an OCI registry and stores it under {@code reference}. */
+    ImageInfo pull(String reference, RegistryAuth auth, ImageListener listener);
+
+    /** Pushes the stored image {@code reference} to {@code target} (a reference with a registry). */
+    ImageInfo push(String reference, String target, RegistryAuth auth, ImageListener listener);
+
+    /**
+     * Builds from a Dockerfile: {@code dockerfile} relative to {@code context} ({@code Dockerfile} when null),
+     * with {@code buildArgs}; RUN steps run in sandboxes of the image being built, each step a cached layer.
+     * The result is named {@code tags}.
+     */
+    ImageInfo build(Path context, String dockerfile, Map<String, String> buildArgs, List<String> tags,
+                    ImageListener listener);
+
+    /** Builds an image described in Java ({@link Image}); the same steps and cache as a Dockerfile's. */
+    ImageInfo build(Image image, List<String> tags, ImageListener listener);
+
+    /** Every stored image, by name. */
+    List<ImageInfo> list();
+
+    /** One image; NOT_FOUND if there is none. */
+    ImageInfo inspect(String reference);
+
+    /**
+     * Removes a name, and the image once no name points at it; FAILED_PRECONDITION while a sandbox or a warm
+     * pool uses it. Its layers go at the next {@link #prune()}.
+     */
+    void remove(String reference);
+
+    /** Deletes layers, blobs and build-cache entries no image needs; returns the bytes freed. */
+    long prune();
+}

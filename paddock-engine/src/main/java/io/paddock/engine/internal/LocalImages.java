@@ -1,0 +1,180 @@
+package io.paddock.engine.internal;
+
+import io.paddock.ByteSize;
+import io.paddock.ErrorCode;
+import io.paddock.ExecProcess;
+import io.paddock.ExecRequest;
+import io.paddock.Image;
+import io.paddock.ImageInfo;
+import io.paddock.ImageListener;
+import io.paddock.Images;
+import io.paddock.RegistryAuth;
+import io.paddock.SandboxException;
+import io.paddock.SandboxSpec;
+import io.paddock.image.internal.BuildHost;
+import io.paddock.image.internal.ImageService;
+import io.paddock.image.internal.oci.Digest;
+import io.paddock.runtime.SandboxRuntime;
+
+import java.io.BufferedReader;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Consumer;
+
+/**
+ * The embedded engine's {@link Images}: the {@link ImageService} of its storage directory, with the engine
+ * supplying what the image layer cannot: which images running sandboxes use (so they are not removed) and
+ * sandboxes for build steps.
+ */
+final class LocalImages implements Images {
+    /** What a build step's sandbox may use: generous, since package installs are big, and always bounded. */
+    static final ByteSize BUILD_MEMORY = ByteSize.mib(2048);
+    static final ByteSize BUILD_DISK = ByteSize.mib(16384);
+    static final Duration BUILD_STEP_TIMEOUT = Duration.ofHours(1);
+
+    private final SandboxManager manager;
+    private final ImageService images;
+
+    LocalImages(SandboxManager manager) {
+        this.manager = manager;
+        this.images = manager.images();
+    }
+
+    @Override
+    public ImageInfo pull(String reference, RegistryAuth auth, ImageListener listener) {
+        return images.info(images.pull(reference, auth, listener));
+    }
+
+    @Override
+    public ImageInfo push(String reference, String target, RegistryAuth auth, ImageListener listener) {
+        return images.info(images.push(reference, target, auth, listener));
+    }
+
+    @Override
+    public ImageInfo build(Path context, String dockerfile, Map<String, String> buildArgs, List<String> tags,
+                           ImageListener listener) {
+        return images.info(images.build(context, dockerfile, buildArgs, tags, new Host(), listener));
+    }
+
+    @Override
+    public ImageInfo build(Image image, List<String> tags, ImageListener listener) {
+        return images.info(images.build(image, tags, new Host(), listener));
+    }
+
+    @Override
+    public List<ImageInfo> list() {
+        return images.list();
+    }
+
+    @Override
+    public ImageInfo inspect(String reference) {
+        return images.inspect(reference);
+    }
+
+    @Override
+    public void remove(String reference) {
+        images.remove(reference, id -> manager.imageInUse(id.toString()));
+    }
+
+    @Override
+    public long prune() {
+        Set<Digest> keep = new HashSet<>();
+        manager.imagesInUse().forEach(id -> keep.add(Digest.parse(id)));
+        return images.store().prune(keep).bytes();
+    }
+
+    /** Build steps run in runc sandboxes of this engine, with user-mode network. */
+    private final class Host implements BuildHost {
+        @Override
+        public BuildSandbox start(String imageId, boolean network) {
+            SandboxSpec spec = SandboxSpec.builder().image(imageId).runtime("runc").memory(BUILD_MEMORY)
+                    .disk(BUILD_DISK).cpus(Math.max(1, Runtime.getRuntime().availableProcessors())).pids(4096)
+                    .timeout(BUILD_STEP_TIMEOUT).build();
+            ManagedSandbox sb = manager.createBuildStep(spec);
+            AutoCloseable net = null;
+            try {
+                SandboxRuntime rt = manager.runtimeFor(sb);
+                SandboxRuntime.WritableLayer layer = rt.writableLayer(sb.id()).orElseThrow(() ->
+                        new SandboxException(ErrorCode.INTERNAL, "build sandbox " + sb.id() + " has no writable layer"));
+                if (network) {
+                    net = rt.userNetwork(sb.id());
+                }
+                return new Step(sb, layer, net);
+            } catch (RuntimeException e) {
+                closeQuietly(net);
+                sb.close();
+                throw e;
+            }
+        }
+    }
+
+    private record Step(ManagedSandbox sb, SandboxRuntime.WritableLayer layer, AutoCloseable net)
+            implements BuildHost.BuildSandbox {
+        @Override
+        public int run(List<String> argv, Consumer<String> output) {
+            ExecRequest request = ExecRequest.builder().argv(argv).outputLimit(ExecRequest.UNLIMITED)
+                    .timeout(BUILD_STEP_TIMEOUT).build();
+            try (ExecProcess p = sb.start(request)) {
+                p.closeStdin();
+                Thread err = new Thread(() -> lines(p.stderr(), output), "paddock-build-stderr");
+                err.setDaemon(true);
+                err.start();
+                lines(p.stdout(), output);
+                err.join();
+                return p.awaitExit().exitCode();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SandboxException(ErrorCode.UNAVAILABLE, "interrupted during a build step");
+            }
+        }
+
+        private static void lines(InputStream in, Consumer<String> output) {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    output.accept(line);
+                }
+            } catch (java.io.IOException e) {
+                output.accept("(output ended: " + e.getMessage() + ")");
+            }
+        }
+
+        @Override
+        public void writeFile(String path, String content) {
+            sb.files().writeString(path, content);
+        }
+
+        @Override
+        public Path upper() {
+            return layer.upper();
+        }
+
+        @Override
+        public long uidBase() {
+            return layer.uidBase();
+        }
+
+        @Override
+        public void close() {
+            closeQuietly(net);
+            sb.close();
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c != null) {
+            try {
+                c.close();
+            } catch (Exception ignored) {
+                // the sandbox's destroy removes what is left
+            }
+        }
+    }
+}

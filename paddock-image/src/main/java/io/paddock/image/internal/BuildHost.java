@@ -1,0 +1,34 @@
+package io.paddock.image.internal;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * Where an image build runs its steps: sandboxes of the image built so far, supplied by the engine. A RUN
+ * step never runs on the host.
+ */
+public interface BuildHost {
+    /**
+     * Starts a sandbox of the stored image {@code imageId} (its user, environment and working directory are
+     * the build's current ones), with user-mode network access when {@code network}.
+     */
+    BuildSandbox start(String imageId, boolean network);
+
+    /** One step's sandbox. Closing destroys it. */
+    interface BuildSandbox extends AutoCloseable {
+        /** Runs a command to completion, each line of its output (stdout and stderr) to {@code output}; its exit code. */
+        int run(List<String> argv, Consumer<String> output);
+
+        /** Writes a file inside the sandbox (as its user), for example {@code /etc/resolv.conf}. */
+        void writeFile(String path, String content);
+
+        /** The sandbox's writable layer on the host, in the overlay format, owned by host ids from {@link #uidBase()}. */
+        Path upper();
+
+        long uidBase();
+
+        @Override
+        void close();
+    }
+}

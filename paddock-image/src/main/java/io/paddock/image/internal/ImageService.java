@@ -1,0 +1,406 @@
+package io.paddock.image.internal;
+
+import io.paddock.ErrorCode;
+import io.paddock.ImageListener;
+import io.paddock.SandboxException;
+import io.paddock.Image;
+import io.paddock.ImageInfo;
+import io.paddock.RegistryAuth;
+import io.paddock.image.internal.build.BuildContext;
+import io.paddock.image.internal.build.Dockerfile;
+import io.paddock.image.internal.build.ParsedDockerfile;
+import io.paddock.image.internal.layer.LayerBlob;
+import io.paddock.image.internal.layer.LayerExtractor;
+import io.paddock.image.internal.layer.LayerWriter;
+import io.paddock.image.internal.oci.Descriptor;
+import io.paddock.image.internal.oci.ImageRef;
+import io.paddock.image.internal.registry.Credentials;
+import io.paddock.image.internal.registry.CredentialsProvider;
+import io.paddock.image.internal.registry.DockerConfigCredentials;
+import io.paddock.image.internal.registry.PullListener;
+import io.paddock.image.internal.registry.Pulled;
+import io.paddock.image.internal.registry.PushListener;
+import io.paddock.image.internal.registry.RegistryClient;
+import io.paddock.image.internal.layer.LayerResult;
+import io.paddock.image.internal.oci.Digest;
+import io.paddock.image.internal.oci.ImageConfig;
+import io.paddock.image.internal.oci.MediaTypes;
+import io.paddock.image.internal.store.ImageStore;
+import io.paddock.runtime.internal.host.ImageTools;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The image subsystem as the engine sees it: turns a reference into the layers a sandbox runs on
+ * ({@link #forSandbox}), building Debian bases on first use, and stores what pulls and builds bring.
+ * Thread-safe; concurrent requests for the same Debian base build it once.
+ */
+public final class ImageService {
+    static final Duration DEBIAN_TIMEOUT = Duration.ofMinutes(30);
+
+    private final ImageStore store;
+    private final LayerExtractor extractor;
+    private final ConcurrentHashMap<String, Object> building = new ConcurrentHashMap<>();
+
+    public ImageService(Path root) {
+        this.store = new ImageStore(root);
+        this.extractor = new LayerExtractor(ImageTools::whiteout);
+    }
+
+    public ImageStore store() {
+        return store;
+    }
+
+    public LayerExtractor extractor() {
+        return extractor;
+    }
+
+    /**
+     * The stored image a reference names; a Debian base ({@link DebianBase}) not stored yet is built first.
+     *
+     * @throws SandboxException NOT_FOUND saying how to get the image, when it is not here
+     */
+    public ImageStore.StoredImage require(String reference, ImageListener listener) {
+        Optional<ImageStore.StoredImage> found = find(reference);
+        if (found.isPresent()) {
+            return found.get();
+        }
+        Optional<DebianBase> debian = DebianBase.parse(reference);
+        if (debian.isPresent()) {
+            return debian(debian.get(), listener);
+        }
+        throw new SandboxException(ErrorCode.NOT_FOUND, "image '" + reference + "' is not here; pull it"
+                + " (paddock image pull " + reference + ") or build it (paddock image build -t " + reference + " DIR)");
+    }
+
+    /** What a sandbox of this image runs on. */
+    public SandboxImage forSandbox(String reference, ImageListener listener) {
+        return SandboxImage.of(store, require(reference, listener));
+    }
+
+    /** The same for an image already resolved to its id (a restarted engine re-adopting a sandbox). */
+    public Optional<SandboxImage> forSandbox(Digest id) {
+        return store.get(id).map(img -> SandboxImage.of(store, img));
+    }
+
+    /**
+     * Builds (or returns the stored) Debian base with mmdebstrap, from the host's Debian mirror: one layer,
+     * the environment Docker's Debian images have, {@code bash} as the command.
+     */
+    public ImageStore.StoredImage debian(DebianBase base, ImageListener listener) {
+        Object lock = building.computeIfAbsent(base.name() + base.packages(), k -> new Object());
+        synchronized (lock) {
+            Optional<ImageStore.StoredImage> found = base.packages().isEmpty() ? store.find(base.name()) : Optional.empty();
+            if (found.isPresent()) {
+                return found.get();
+            }
+            listener.log("building " + base.name() + " from Debian's packages with mmdebstrap (once; later uses reuse it)");
+            Path tar = store.root().resolve(".debian-" + Long.toHexString(System.nanoTime()) + ".tar");
+            try {
+                List<String> packages = base.packages();
+                ImageTools.mmdebstrap(base.suite(), "minbase", packages, DebianBase.hostMirror(Path.of("/etc/apt")),
+                        tar, DEBIAN_TIMEOUT, listener::log, slimOptions(base));
+                ImageConfig config = ImageConfig.empty()
+                        .withEnv(List.of("PATH=" + SandboxImage.DEFAULT_PATH))
+                        .withCmd(List.of("bash"))
+                        .withLabels(Map.of("io.paddock.debian.suite", base.suite(),
+                                "io.paddock.debian.packages", String.join(",", packages)))
+                        .withCreated(Optional.of(Instant.now()));
+                ImageStore.StoredImage img = importLayers(List.of(tar), config,
+                        base.packages().isEmpty() ? List.of(base.name()) : List.of());
+                Digest configDigest = img.id();
+                listener.log("built " + base.name() + " (" + configDigest.shortHex(12) + ")");
+                return img;
+            } finally {
+                try {
+                    Files.deleteIfExists(tar);
+                } catch (IOException ignored) {
+                    // prune removes it
+                }
+            }
+        }
+    }
+
+    /**
+     * Stores an image made of uncompressed layer tars (bottom first) and a configuration whose layers are set
+     * from them; names it {@code names}.
+     */
+    public ImageStore.StoredImage importLayers(List<Path> tars, ImageConfig config, List<String> names) {
+        List<Digest> diffIds = new java.util.ArrayList<>();
+        for (Path tar : tars) {
+            Path work = store.newLayerStaging();
+            try (InputStream in = Files.newInputStream(tar)) {
+                extractor.extract(in, MediaTypes.OCI_LAYER, work, LayerExtractor.Limits.DEFAULT);
+                // Named by the tar Paddock writes of it (kept as its blob), not by the tar it came in: so that
+                // pushing it later sends exactly the layer its configuration names.
+                Digest diffId = writeBlob(work).diffId();
+                store.commitLayer(work, diffId);
+                diffIds.add(diffId);
+            } catch (IOException e) {
+                throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot read layer " + tar + ": " + e, e);
+            } finally {
+                ImageStore.deleteTree(work);
+            }
+        }
+        Digest configDigest = store.blobs().put(config.withLayers(diffIds).toJson());
+        return store.put(configDigest, List.of(), names);
+    }
+
+    // ---- names ----
+
+    /**
+     * The name an image is stored under: Docker's familiar form with its tag ({@code 127.0.0.1:5000/acc/busy:2},
+     * {@code busybox:latest}, {@code myapp:1}).
+     */
+    public static String canonicalName(String reference) {
+        ImageRef ref = ImageRef.parse(reference);
+        return ref.familiar();
+    }
+
+    /** Finds an image by a reference as the user wrote it, or by its canonical name. */
+    public Optional<ImageStore.StoredImage> find(String reference) {
+        Optional<ImageStore.StoredImage> found = store.find(reference);
+        if (found.isPresent()) {
+            return found;
+        }
+        try {
+            return store.find(canonicalName(reference));
+        } catch (SandboxException e) {
+            return Optional.empty();
+        }
+    }
+
+    public ImageInfo info(ImageStore.StoredImage img) {
+        List<String> names = new java.util.ArrayList<>();
+        store.names().forEach((n, id) -> {
+            if (id.equals(img.id())) {
+                names.add(n);
+            }
+        });
+        ImageConfig c = img.config();
+        long size = img.size() > 0 ? img.size() : 0;
+        return new ImageInfo(img.id().toString(), names, size, c.diffIds().size(), c.created(), c.env(), c.user(),
+                c.workingDir(), c.entrypoint(), c.cmd(), c.labels(), c.exposedPorts());
+    }
+
+    public List<ImageInfo> list() {
+        return store.list().stream().map(this::info).filter(i -> !i.names().isEmpty()).toList();
+    }
+
+    public ImageInfo inspect(String reference) {
+        return info(find(reference).orElseThrow(() -> new SandboxException(ErrorCode.NOT_FOUND, "no image '" + reference + "'")));
+    }
+
+    public void remove(String reference, java.util.function.Predicate<Digest> inUse) {
+        Optional<ImageStore.StoredImage> img = find(reference);
+        if (img.isEmpty()) {
+            throw new SandboxException(ErrorCode.NOT_FOUND, "no image '" + reference + "'");
+        }
+        String key = store.find(reference).isPresent() ? reference : canonicalName(reference);
+        store.remove(key, inUse);
+    }
+
+    // ---- registries ----
+
+    private static RegistryClient client(RegistryAuth auth) {
+        CredentialsProvider config = auth.configFile().map(f -> (CredentialsProvider) DockerConfigCredentials.load(f))
+                .orElse(r -> Optional.empty());
+        CredentialsProvider provider = auth.username().isPresent()
+                ? r -> Optional.of(new Credentials(auth.username().get(), auth.password().orElse("")))
+                : config;
+        return RegistryClient.builder().insecure(auth.isInsecure()).credentials(provider).build();
+    }
+
+    /** Pulls linux/amd64 of {@code reference}, unpacks its layers (each verified against its diff_id) and names it. */
+    public ImageStore.StoredImage pull(String reference, RegistryAuth auth, ImageListener listener) {
+        ImageRef ref = ImageRef.parse(reference);
+        if (ref.isLocalName()) {
+            throw SandboxException.invalid("image", "'" + reference + "' names no registry; pull needs one, e.g."
+                    + " 127.0.0.1:5000/" + ref.familiar());
+        }
+        Pulled pulled = client(auth).pull(ref, "linux/amd64", store.blobs(), new PullListener() {
+            @Override
+            public void layerProgress(Descriptor layer, long bytesDone) {
+                listener.layer(layer.digest().toString(), bytesDone, layer.size(), false, false);
+            }
+
+            @Override
+            public void layerDone(Descriptor layer, boolean cached) {
+                listener.layer(layer.digest().toString(), layer.size(), layer.size(), true, cached);
+            }
+        });
+        ImageConfig config = ImageConfig.parse(store.blobs().read(pulled.config(), 8 << 20));
+        if (config.diffIds().size() != pulled.layers().size()) {
+            throw new SandboxException(ErrorCode.INVALID_ARGUMENT, "image " + reference + " names "
+                    + pulled.layers().size() + " layers but its configuration " + config.diffIds().size());
+        }
+        for (int i = 0; i < pulled.layers().size(); i++) {
+            Descriptor blob = pulled.layers().get(i);
+            Digest diffId = config.diffIds().get(i);
+            if (!store.hasLayer(diffId)) {
+                Path staging = store.newLayerStaging();
+                try (InputStream in = store.blobs().open(blob.digest())) {
+                    LayerResult r = extractor.extract(in, blob.mediaType(), staging, LayerExtractor.Limits.DEFAULT);
+                    if (!r.diffId().equals(diffId)) {
+                        throw new SandboxException(ErrorCode.INVALID_ARGUMENT, "layer " + blob.digest()
+                                + " of " + reference + " unpacks to " + r.diffId() + ", not the diff_id its image names ("
+                                + diffId + ")");
+                    }
+                    store.commitLayer(staging, diffId);
+                } catch (IOException e) {
+                    throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot read layer " + blob.digest() + ": " + e, e);
+                } finally {
+                    ImageStore.deleteTree(staging);
+                }
+            }
+            store.recordLayerBlob(diffId, blob);
+        }
+        return store.put(pulled.config(), pulled.layers(), List.of(ref.familiar()));
+    }
+
+    /**
+     * Pushes a stored image to {@code target}: layers that have no compressed blob yet (built here) are written
+     * as gzip'd tars first; then blobs the registry lacks and an OCI manifest.
+     */
+    public ImageStore.StoredImage push(String reference, String target, RegistryAuth auth, ImageListener listener) {
+        ImageStore.StoredImage img = find(reference).orElseThrow(() -> new SandboxException(ErrorCode.NOT_FOUND,
+                "no image '" + reference + "'"));
+        ImageRef ref = ImageRef.parse(target);
+        if (ref.isLocalName()) {
+            throw SandboxException.invalid("target", "'" + target + "' names no registry, e.g. 127.0.0.1:5000/"
+                    + ref.familiar());
+        }
+        List<Descriptor> layers = new java.util.ArrayList<>();
+        for (Digest diffId : img.config().diffIds()) {
+            Optional<Descriptor> blob = store.layerBlob(diffId);
+            layers.add(blob.isPresent() ? blob.get() : compress(diffId, listener));
+        }
+        long configSize = store.blobs().size(img.id());
+        com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+        com.fasterxml.jackson.databind.node.ObjectNode m = json.createObjectNode();
+        m.put("schemaVersion", 2);
+        m.put("mediaType", MediaTypes.OCI_MANIFEST);
+        m.putObject("config").put("mediaType", MediaTypes.OCI_CONFIG).put("digest", img.id().toString()).put("size", configSize);
+        com.fasterxml.jackson.databind.node.ArrayNode ls = m.putArray("layers");
+        for (Descriptor d : layers) {
+            ls.addObject().put("mediaType", d.mediaType()).put("digest", d.digest().toString()).put("size", d.size());
+        }
+        byte[] manifest;
+        try {
+            manifest = json.writeValueAsBytes(m);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        Digest manifestDigest = store.blobs().put(manifest);
+        List<Descriptor> blobs = new java.util.ArrayList<>();
+        blobs.add(new Descriptor(MediaTypes.OCI_CONFIG, img.id(), configSize));
+        blobs.addAll(layers);
+        client(auth).push(ref, store.blobs(), manifestDigest, MediaTypes.OCI_MANIFEST, blobs, new PushListener() {
+            @Override
+            public void blobDone(Descriptor blob, boolean alreadyPresent) {
+                listener.layer(blob.digest().toString(), blob.size(), blob.size(), true, alreadyPresent);
+            }
+        });
+        store.recordLayerBlobs(img.id(), layers);
+        return store.get(img.id()).orElseThrow();
+    }
+
+    /** Writes a stored layer as a gzip'd tar blob and records it. */
+    private Descriptor compress(Digest diffId, ImageListener listener) {
+        WrittenLayer w = writeBlob(store.layerPath(diffId));
+        Descriptor desc = w.blob();
+        Digest written = w.diffId();
+        if (!written.equals(diffId)) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "layer " + diffId + " does not re-tar to the"
+                    + " same content (" + written + "); it cannot be pushed as is");
+        }
+        listener.log("compressed layer " + diffId.shortHex(12) + " (" + desc.size() / 1024 + " KiB)");
+        return desc;
+    }
+
+    /** A layer directory written as a blob: the tar's diff_id and the stored compressed blob. */
+    record WrittenLayer(Digest diffId, Descriptor blob) {
+    }
+
+    /** Writes a layer directory (0-based ids) as a gzip'd tar blob, stored and recorded under its diff_id. */
+    WrittenLayer writeBlob(Path dir) {
+        Path tmp = null;
+        try {
+            tmp = Files.createTempFile(store.root(), ".layer-", ".tar.gz");
+            LayerBlob blob;
+            try (java.io.OutputStream out = Files.newOutputStream(tmp)) {
+                blob = new LayerWriter().write(dir, out, true, 0);
+            }
+            Digest d;
+            try (InputStream in = Files.newInputStream(tmp)) {
+                d = store.blobs().put(in, Long.MAX_VALUE, blob.digest());
+            }
+            Descriptor desc = new Descriptor(MediaTypes.OCI_LAYER_GZIP, d, blob.size());
+            store.recordLayerBlob(blob.diffId(), desc);
+            return new WrittenLayer(blob.diffId(), desc);
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot write a layer blob of " + dir + ": " + e, e);
+        } finally {
+            if (tmp != null) {
+                try {
+                    Files.deleteIfExists(tmp);
+                } catch (IOException ignored) {
+                    // prune sweeps temporaries
+                }
+            }
+        }
+    }
+
+    // ---- builds ----
+
+    /** Builds from a Dockerfile in {@code context}. */
+    public ImageStore.StoredImage build(Path context, String dockerfile, Map<String, String> buildArgs, List<String> tags,
+                                        BuildHost host, ImageListener listener) {
+        if (!Files.isDirectory(context)) {
+            throw SandboxException.invalid("context", "'" + context + "' is not a directory");
+        }
+        Path file = context.resolve(dockerfile == null ? "Dockerfile" : dockerfile).normalize();
+        if (!Files.isRegularFile(file)) {
+            throw SandboxException.invalid("file", "no Dockerfile at " + file);
+        }
+        ParsedDockerfile parsed = Dockerfile.read(file, buildArgs);
+        parsed.warnings().forEach(w -> listener.log("warning: " + w));
+        return new ImageBuilder(this, host).build(parsed.steps(), parsed.lines(), BuildContext.open(context),
+                names(tags), listener);
+    }
+
+    /** Builds an image described in Java. */
+    public ImageStore.StoredImage build(Image image, List<String> tags, BuildHost host, ImageListener listener) {
+        return new ImageBuilder(this, host).build(image.steps(), List.of(), BuildContext.local(image.localSources()),
+                names(tags), listener);
+    }
+
+    private static List<String> names(List<String> tags) {
+        if (tags.isEmpty()) {
+            throw SandboxException.invalid("tag", "name the image: at least one -t NAME[:TAG]");
+        }
+        List<String> out = new java.util.ArrayList<>();
+        for (String t : tags) {
+            out.add(canonicalName(t));
+        }
+        return out;
+    }
+
+    private static List<String> slimOptions(DebianBase base) {
+        if (!base.slim()) {
+            return List.of();
+        }
+        return List.of("--dpkgopt=path-exclude=/usr/share/man/*", "--dpkgopt=path-exclude=/usr/share/doc/*",
+                "--dpkgopt=path-include=/usr/share/doc/*/copyright", "--dpkgopt=path-exclude=/usr/share/locale/*",
+                "--dpkgopt=path-exclude=/usr/share/info/*");
+    }
+}
