@@ -8,8 +8,6 @@ import io.paddock.Paddock;
 import io.paddock.Sandbox;
 import io.paddock.SandboxException;
 import io.paddock.SandboxSpec;
-import io.paddock.image.internal.ImageService;
-import io.paddock.image.internal.oci.ImageConfig;
 import io.paddock.image.internal.store.ImageStore;
 import io.paddock.testkit.LeakCheckExtension;
 import org.junit.jupiter.api.AfterAll;
@@ -22,7 +20,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -34,8 +31,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * The image is a two-layer busybox made by GNU tar, imported through the image store.
  */
 class ImageSandboxTest {
-    static final String IMAGE = "paddock-test/busybox:1";
-    static final String USER_IMAGE = "paddock-test/busybox-user:1";
+    static final String IMAGE = ImageFixtures.BUSYBOX;
+    static final String USER_IMAGE = ImageFixtures.BUSYBOX_USER;
 
     @RegisterExtension
     static final LeakCheckExtension LEAKS = new LeakCheckExtension(LocalOptions.DEFAULT_STATE_DIR);
@@ -44,41 +41,7 @@ class ImageSandboxTest {
 
     @BeforeAll
     static void images() throws IOException, InterruptedException {
-        ImageService images = new ImageService(LocalOptions.DEFAULT_STORAGE_DIR.resolve("images"));
-        Path work = Files.createTempDirectory("paddock-image-test");
-        try {
-            Path l1 = work.resolve("l1");
-            Files.createDirectories(l1.resolve("bin"));
-            Files.createDirectories(l1.resolve("etc"));
-            Path busybox = Path.of("/bin/busybox");
-            assertThat(busybox).as("busybox-static is needed: apt-get install -y busybox-static").exists();
-            Files.copy(busybox, l1.resolve("bin/busybox"));
-            for (String c : List.of("sh", "cat", "ls", "echo", "dd", "id", "test", "sync", "touch", "grep", "rm", "head", "pwd", "stat")) {
-                Files.createSymbolicLink(l1.resolve("bin/" + c), Path.of("busybox"));
-            }
-            Files.writeString(l1.resolve("hello.txt"), "hello-from-layer-1\n");
-            Files.writeString(l1.resolve("gone.txt"), "gone\n");
-            Files.writeString(l1.resolve("etc/passwd"), "root:x:0:0:root:/root:/bin/sh\napp:x:1234:1235:app:/home/app:/bin/sh\n");
-            Files.writeString(l1.resolve("etc/group"), "root:x:0:\napp:x:1235:\n");
-            Path l2 = work.resolve("l2");
-            Files.createDirectories(l2);
-            Files.writeString(l2.resolve("second.txt"), "two\n");
-            Files.createFile(l2.resolve(".wh.gone.txt"));
-            Path t1 = tar(l1, work.resolve("l1.tar"));
-            Path t2 = tar(l2, work.resolve("l2.tar"));
-            ImageConfig config = ImageConfig.empty().withEnv(List.of("PATH=/bin", "GREETING=fixture"));
-            base = images.importLayers(List.of(t1, t2), config, List.of(IMAGE));
-            images.importLayers(List.of(t1, t2), config.withUser("app").withWorkingDir("/home/app"), List.of(USER_IMAGE));
-        } finally {
-            ImageStore.deleteTree(work);
-        }
-    }
-
-    static Path tar(Path dir, Path out) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder("tar", "--numeric-owner", "--owner=0", "--group=0", "-C", dir.toString(),
-                "-cf", out.toString(), ".").inheritIO().start();
-        assertThat(p.waitFor()).isZero();
-        return out;
+        base = ImageFixtures.busybox();
     }
 
     @TestInstance(TestInstance.Lifecycle.PER_CLASS)

@@ -147,11 +147,6 @@ final class LocalImages implements Images {
         }
 
         @Override
-        public void writeFile(String path, String content) {
-            sb.files().writeString(path, content);
-        }
-
-        @Override
         public Path upper() {
             return layer.upper();
         }

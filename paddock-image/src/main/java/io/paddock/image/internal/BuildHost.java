@@ -20,9 +20,6 @@ public interface BuildHost {
         /** Runs a command to completion, each line of its output (stdout and stderr) to {@code output}; its exit code. */
         int run(List<String> argv, Consumer<String> output);
 
-        /** Writes a file inside the sandbox (as its user), for example {@code /etc/resolv.conf}. */
-        void writeFile(String path, String content);
-
         /** The sandbox's writable layer on the host, in the overlay format, owned by host ids from {@link #uidBase()}. */
         Path upper();
 

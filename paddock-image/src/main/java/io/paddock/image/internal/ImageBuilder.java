@@ -181,7 +181,6 @@ public final class ImageBuilder {
         store.put(current, List.of(), List.of());
         Digest layer;
         try (BuildHost.BuildSandbox sb = host.start(current.toString(), true)) {
-            sb.writeFile("/etc/resolv.conf", "nameserver 10.0.2.3\n");
             List<String> command = new ArrayList<>();
             if (!s.args.isEmpty()) {
                 // Build arguments are in RUN's environment only, as with Docker; never in the image.

@@ -1,6 +1,7 @@
 package io.paddock.runtime.internal.bundle;
 
 import io.paddock.runtime.ImageRootfs;
+import io.paddock.runtime.internal.host.UserNetwork;
 import io.paddock.runtime.internal.oci.OciSpec.Mount;
 import io.paddock.runtime.internal.oci.OciSpecBuilder;
 
@@ -39,7 +40,8 @@ final class ImageRoots {
         write(etc.resolve("hosts"), "127.0.0.1\tlocalhost " + OciSpecBuilder.HOSTNAME
                 + "\n::1\tlocalhost ip6-localhost ip6-loopback\n", uidBase);
         write(etc.resolve("hostname"), OciSpecBuilder.HOSTNAME + "\n", uidBase);
-        write(etc.resolve("resolv.conf"), "# no network\n", uidBase);
+        // A build step gets user-mode network (UserNetwork), whose DNS forwarder is 10.0.2.3; a sandbox none.
+        write(etc.resolve("resolv.conf"), image.buildStep() ? UserNetwork.RESOLV_CONF : "# no network\n", uidBase);
         if (preload.isPresent()) {
             write(etc.resolve("ld.so.preload"), preload.get() + "\n", uidBase);
         }

@@ -1,0 +1,228 @@
+package io.paddock.engine;
+
+import io.paddock.ErrorCode;
+import io.paddock.ExecResult;
+import io.paddock.Image;
+import io.paddock.ImageInfo;
+import io.paddock.ImageListener;
+import io.paddock.LocalOptions;
+import io.paddock.Paddock;
+import io.paddock.Sandbox;
+import io.paddock.SandboxException;
+import io.paddock.SandboxSpec;
+import io.paddock.testkit.LeakCheckExtension;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Image builds on the embedded engine, from a Dockerfile and from the Java builder, on the busybox fixture
+ * image: every instruction's effect in the result, the layer cache (an unchanged rebuild runs nothing and
+ * gives the same image; a changed COPY input rebuilds from that step on), failures that leave no image and
+ * no sandbox, hostile contexts (ATTACKS.md A69), and RUN's network reaching a test host in a network
+ * namespace this test makes (198.18.7.0/24), never anything else.
+ */
+class ImageBuildTest {
+    @RegisterExtension
+    static final LeakCheckExtension LEAKS = new LeakCheckExtension(LocalOptions.DEFAULT_STATE_DIR);
+
+    static Paddock paddock;
+
+    @BeforeAll
+    static void start() throws Exception {
+        ImageFixtures.busybox();
+        paddock = Paddock.local();
+    }
+
+    @AfterAll
+    static void stop() {
+        if (paddock != null) {
+            for (String t : List.of("paddock-test/built:1", "paddock-test/built:2", "paddock-test/java:1",
+                    "paddock-test/net:1")) {
+                try {
+                    paddock.images().remove(t);
+                } catch (SandboxException ignored) {
+                    // not built by a failed test
+                }
+            }
+            paddock.close();
+        }
+    }
+
+    /** Records what a build reports. */
+    static final class Recorder implements ImageListener {
+        final List<String> steps = new ArrayList<>();
+        final List<Boolean> cached = new ArrayList<>();
+        final List<String> log = new ArrayList<>();
+
+        @Override
+        public void step(int index, int count, String description, boolean wasCached) {
+            steps.add(description);
+            cached.add(wasCached);
+        }
+
+        @Override
+        public void log(String line) {
+            log.add(line);
+        }
+    }
+
+    static void context(Path dir, String dockerfile, Map<String, String> files) throws IOException {
+        Files.writeString(dir.resolve("Dockerfile"), dockerfile);
+        for (Map.Entry<String, String> f : files.entrySet()) {
+            Path p = dir.resolve(f.getKey());
+            Files.createDirectories(p.getParent());
+            Files.writeString(p, f.getValue());
+        }
+    }
+
+    static String run(String image, String script) {
+        try (Sandbox sb = paddock.create(SandboxSpec.builder().image(image).build())) {
+            ExecResult r = sb.exec("sh", "-c", script);
+            assertThat(r.exitCode()).as(r.stderrText()).isZero();
+            return r.stdoutText();
+        }
+    }
+
+    @Test
+    void aDockerfileBuildsCachesAndRebuildsFromTheChangedStep(@TempDir Path ctx) throws IOException {
+        context(ctx, """
+                FROM %s
+                ARG WHO=builder
+                COPY a.txt /app/
+                ENV X=1
+                WORKDIR /app
+                RUN echo "built by $WHO" > out.txt && cat a.txt >> out.txt
+                COPY b.txt .
+                USER app
+                RUN id -u > /tmp/uid-at-build
+                LABEL purpose=test
+                EXPOSE 8000
+                CMD ["sh"]
+                """.formatted(ImageFixtures.BUSYBOX), Map.of("a.txt", "A1\n", "b.txt", "B\n", ".dockerignore", "ignored\n",
+                "ignored/x", "never copied"));
+        Recorder first = new Recorder();
+        ImageInfo built = paddock.images().build(ctx, null, Map.of(), List.of("paddock-test/built:1"), first);
+        assertThat(first.steps).hasSize(12);
+        assertThat(built.env()).contains("X=1").noneMatch(e -> e.startsWith("WHO="));
+        assertThat(built.user()).isEqualTo("app");
+        assertThat(built.workdir()).isEqualTo("/app");
+        assertThat(built.labels()).containsEntry("purpose", "test");
+        assertThat(built.exposedPorts()).containsExactly("8000/tcp");
+        assertThat(built.cmd()).containsExactly("sh");
+        assertThat(run("paddock-test/built:1", "pwd; id -u; cat out.txt b.txt /tmp/uid-at-build; echo x=$X"))
+                .isEqualTo("/app\n1234\nbuilt by builder\nA1\nB\n1234\nx=1\n");
+
+        Recorder again = new Recorder();
+        ImageInfo rebuilt = paddock.images().build(ctx, null, Map.of(), List.of("paddock-test/built:1"), again);
+        assertThat(rebuilt.id()).as("an unchanged rebuild is the same image").isEqualTo(built.id());
+        for (int i = 0; i < again.steps.size(); i++) {
+            String s = again.steps.get(i);
+            if (s.startsWith("RUN") || s.startsWith("COPY")) {
+                assertThat(again.cached.get(i)).as(s).isTrue();
+            }
+        }
+
+        Files.writeString(ctx.resolve("b.txt"), "B2\n");
+        Recorder changed = new Recorder();
+        ImageInfo second = paddock.images().build(ctx, null, Map.of(), List.of("paddock-test/built:2"), changed);
+        assertThat(second.id()).isNotEqualTo(built.id());
+        assertThat(changed.cached.get(2)).as("COPY a.txt").isTrue();
+        assertThat(changed.cached.get(5)).as("the first RUN").isTrue();
+        assertThat(changed.cached.get(6)).as("COPY b.txt, whose input changed").isFalse();
+        assertThat(changed.cached.get(8)).as("the RUN after it").isFalse();
+        assertThat(run("paddock-test/built:2", "cat b.txt")).isEqualTo("B2\n");
+        assertThat(run("paddock-test/built:1", "cat b.txt")).as("the first image is unchanged").isEqualTo("B\n");
+    }
+
+    @Test
+    void aFailingRunStepNamesItsLineAndLeavesNoImage(@TempDir Path ctx) throws IOException {
+        context(ctx, "FROM " + ImageFixtures.BUSYBOX + "\nRUN echo fine\nRUN echo about to fail; exit 3\n", Map.of());
+        Recorder r = new Recorder();
+        assertThatThrownBy(() -> paddock.images().build(ctx, null, Map.of(), List.of("paddock-test/failed:1"), r))
+                .isInstanceOfSatisfying(SandboxException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT);
+                    assertThat(e.getMessage()).contains("line 3").contains("exit code 3");
+                });
+        assertThat(r.log).contains("about to fail");
+        assertThatThrownBy(() -> paddock.images().inspect("paddock-test/failed:1"))
+                .isInstanceOfSatisfying(SandboxException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.NOT_FOUND));
+    }
+
+    @Test
+    void copyIsConfinedToTheContext(@TempDir Path ctx) throws IOException {
+        context(ctx, "FROM " + ImageFixtures.BUSYBOX + "\nCOPY ../outside /x\n", Map.of());
+        assertThatThrownBy(() -> paddock.images().build(ctx, null, Map.of(), List.of("paddock-test/hostile:1"), ImageListener.NONE))
+                .isInstanceOfSatisfying(SandboxException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT));
+        Files.createSymbolicLink(ctx.resolve("etc-link"), Path.of("/etc"));
+        context(ctx, "FROM " + ImageFixtures.BUSYBOX + "\nCOPY etc-link/passwd /x\n", Map.of());
+        assertThatThrownBy(() -> paddock.images().build(ctx, null, Map.of(), List.of("paddock-test/hostile:1"), ImageListener.NONE))
+                .isInstanceOfSatisfying(SandboxException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT));
+        context(ctx, "FROM " + ImageFixtures.BUSYBOX + "\nHEALTHCHECK CMD true\n", Map.of());
+        assertThatThrownBy(() -> paddock.images().build(ctx, null, Map.of(), List.of("paddock-test/hostile:1"), ImageListener.NONE))
+                .isInstanceOfSatisfying(SandboxException.class, e -> assertThat(e.getMessage()).contains("line 2"));
+    }
+
+    @Test
+    void theJavaBuilderMakesTheSameKindOfImage(@TempDir Path dir) throws IOException {
+        Path local = dir.resolve("conf.ini");
+        Files.writeString(local, "k=v\n");
+        Image image = Image.from(ImageFixtures.BUSYBOX).env("MODE", "java").workdir("/srv").copy(local, "/srv/conf.ini")
+                .run("echo ran-in-$MODE > /srv/ran.txt");
+        ImageInfo info = paddock.images().build(image, List.of("paddock-test/java:1"), ImageListener.NONE);
+        assertThat(info.workdir()).isEqualTo("/srv");
+        assertThat(run("paddock-test/java:1", "pwd; cat conf.ini ran.txt")).isEqualTo("/srv\nk=v\nran-in-java\n");
+    }
+
+    @Test
+    void runStepsHaveNetworkToAHostTheHostReaches(@TempDir Path ctx) throws Exception {
+        String ns = "pdb" + ProcessHandle.current().pid() % 1_000_000; // + "h"/"n": within IFNAMSIZ
+        Path www = Files.createTempDirectory("paddock-www");
+        Files.writeString(www.resolve("payload.txt"), "served-from-a-test-host\n");
+        Process httpd = null;
+        try {
+            sh("ip netns add " + ns);
+            sh("ip link add " + ns + "h type veth peer name " + ns + "n");
+            sh("ip link set " + ns + "n netns " + ns);
+            sh("ip addr add 198.18.7.1/24 dev " + ns + "h && ip link set " + ns + "h up");
+            sh("ip -n " + ns + " addr add 198.18.7.2/24 dev " + ns + "n && ip -n " + ns + " link set " + ns
+                    + "n up && ip -n " + ns + " link set lo up");
+            httpd = new ProcessBuilder("ip", "netns", "exec", ns, "busybox", "httpd", "-f", "-p", "198.18.7.2:8080",
+                    "-h", www.toString()).inheritIO().start();
+            Thread.sleep(300);
+            context(ctx, "FROM " + ImageFixtures.BUSYBOX + "\nRUN wget -q -O /fetched.txt http://198.18.7.2:8080/payload.txt\n",
+                    Map.of());
+            paddock.images().build(ctx, null, Map.of(), List.of("paddock-test/net:1"), ImageListener.NONE);
+            assertThat(run("paddock-test/net:1", "cat /fetched.txt")).isEqualTo("served-from-a-test-host\n");
+            try (Sandbox sb = paddock.create(SandboxSpec.builder().image("paddock-test/net:1").build())) {
+                ExecResult r = sb.exec("sh", "-c", "wget -q -T 2 -O - http://198.18.7.2:8080/payload.txt; echo rc=$?");
+                assertThat(r.stdoutText()).as("a sandbox, unlike a build step, has no network").doesNotContain("served")
+                        .doesNotContain("rc=0");
+            }
+        } finally {
+            if (httpd != null) {
+                httpd.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+            }
+            sh("ip link del " + ns + "h 2>/dev/null; ip netns del " + ns + " 2>/dev/null; true");
+            io.paddock.image.internal.store.ImageStore.deleteTree(www);
+        }
+    }
+
+    static void sh(String command) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder("sh", "-c", command).inheritIO().start();
+        assertThat(p.waitFor()).as(command).isZero();
+    }
+}
