@@ -33,7 +33,7 @@ import java.util.concurrent.Callable;
                 "Without --url or PADDOCK_URL this works on this host's image store (as root); with them, on the daemon's.",
                 "debian:<suite> and debian:<suite>-slim are built from Debian's packages on first use."},
         subcommands = {ImageCommand.Pull.class, ImageCommand.Push.class, ImageCommand.Build.class, ImageCommand.Ls.class,
-                ImageCommand.Inspect.class, ImageCommand.Rm.class, ImageCommand.Prune.class})
+                ImageCommand.Inspect.class, ImageCommand.Rm.class, ImageCommand.Prune.class, ImageCommand.Prepare.class})
 final class ImageCommand implements Runnable {
     @picocli.CommandLine.Spec
     picocli.CommandLine.Model.CommandSpec spec;
@@ -355,6 +355,35 @@ final class ImageCommand implements Runnable {
                 }
             }
             return rc;
+        }
+    }
+
+    @Command(name = "prepare", description = {"Build Paddock's code image ahead of its first use: Debian bookworm with"
+            + " Python (numpy, pandas, matplotlib), Node.js, a JDK, gcc/g++, Perl, Ruby, Go and R.",
+            "`paddock run --lang` uses it; the first run builds it otherwise. Takes a few minutes once; then cached."})
+    static final class Prepare implements Callable<Integer> {
+        @Mixin
+        Target target;
+        @Option(names = "--json", description = "No build output; print the image as JSON.")
+        boolean json;
+
+        @Override
+        public Integer call() throws Exception {
+            try (Paddock p = target.open()) {
+                ImageInfo info = prepare(p, new Progress(json));
+                if (json) {
+                    printJson(json(info));
+                } else {
+                    System.out.println(io.paddock.image.internal.CodeImage.NAME);
+                }
+            }
+            return 0;
+        }
+
+        /** Builds the code image (each step cached, so this is quick once it is built). */
+        static ImageInfo prepare(Paddock p, ImageListener listener) {
+            return p.images().build(io.paddock.image.internal.CodeImage.image(),
+                    List.of(io.paddock.image.internal.CodeImage.NAME), listener);
         }
     }
 

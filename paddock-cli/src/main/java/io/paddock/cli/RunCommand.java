@@ -106,8 +106,35 @@ final class RunCommand implements Callable<Integer> {
         Path dir = CodeOutput.artifactsDir(code.artifacts);
         CodeOutput output = new CodeOutput(System.out, System.err);
         quietEngineLogging();
-        try (Paddock paddock = Paddock.local();
-             Sandbox sandbox = paddock.create(sandboxSpec);
+        try (Paddock paddock = Paddock.local()) {
+            SandboxSpec withImage = spec.image != null ? sandboxSpec : codeImage(paddock, sandboxSpec);
+            return runCode(paddock, withImage, request, output, dir, limit);
+        }
+    }
+
+    /**
+     * Code runs default to Paddock's code image, which has every language's toolchain: built now (with its
+     * progress on stderr) if this host has not got it yet.
+     */
+    private static SandboxSpec codeImage(Paddock paddock, SandboxSpec spec) {
+        String name = io.paddock.image.internal.CodeImage.NAME;
+        try {
+            paddock.images().inspect(name);
+        } catch (SandboxException e) {
+            if (e.code() != io.paddock.ErrorCode.NOT_FOUND) {
+                throw e;
+            }
+            System.err.println("paddock: building " + name + " once (Debian with Python and its plotting libraries,"
+                    + " Node.js, a JDK, gcc/g++, Perl, Ruby, Go and R; a few minutes); later runs reuse it."
+                    + " `paddock image prepare` does this ahead of time; --image host uses the host's toolchains.");
+            ImageCommand.Prepare.prepare(paddock, new ImageCommand.Progress(false));
+        }
+        return spec.toBuilder().image(name).build();
+    }
+
+    private static int runCode(Paddock paddock, SandboxSpec sandboxSpec, CodeRequest request, CodeOutput output,
+                               Path dir, Duration limit) {
+        try (Sandbox sandbox = paddock.create(sandboxSpec);
              CodeInterpreter interpreter = CodeInterpreter.of(sandbox)) {
             CodeResult result = interpreter.run(request, output);
             return output.finish(result, dir, limit, sandboxSpec.memory().toString());

@@ -121,7 +121,7 @@ class CliIT {
         assertThat(code.code()).isEqualTo(7);
         assertThat(code.out()).isEqualTo("out\n");
         assertThat(code.err()).isEqualTo("err\n");
-        assertThat(paddock("run", "--lang", "python", "--code", "print(6*7)").out()).isEqualTo("42\n");
+        assertThat(paddock("run", "--image", "host", "--lang", "python", "--code", "print(6*7)").out()).isEqualTo("42\n");
         assertThat(paddock(Map.of(), "from stdin", "run", "-i", "--", "cat").out()).isEqualTo("from stdin");
     }
 
@@ -138,7 +138,7 @@ class CliIT {
     @Test
     void runCodeInAnyLanguageAndSaveItsArtifacts() throws Exception {
         Path out = dataDir.resolve("artifacts");
-        Result py = paddock("run", "--lang", "python", "--artifacts", out.toString(), "--code", String.join("\n",
+        Result py = paddock("run", "--image", "host", "--lang", "python", "--artifacts", out.toString(), "--code", String.join("\n",
                 "import matplotlib.pyplot as plt, os",
                 "plt.plot([1, 3, 2]); plt.show()",
                 "os.makedirs(os.environ['PADDOCK_ARTIFACTS_DIR'] + '/sub')",
@@ -153,13 +153,13 @@ class CliIT {
         assertThat(Files.readString(out.resolve("sub/r.csv"))).isEqualTo("a,b\n");
 
         Result c = paddock(Map.of(), "#include <stdio.h>\nint main(void) { puts(\"from c\"); return 3; }\n",
-                "run", "--lang", "c", "--code", "-");
+                "run", "--image", "host", "--lang", "c", "--code", "-");
         assertThat(c.out()).isEqualTo("from c\n");
         assertThat(c.code()).isEqualTo(3);
-        Result broken = paddock("run", "--lang", "c", "--code", "int main(void) { return x; }");
+        Result broken = paddock("run", "--image", "host", "--lang", "c", "--code", "int main(void) { return x; }");
         assertThat(broken.code()).isEqualTo(1);
         assertThat(broken.err()).contains("undeclared").contains("compiling failed");
-        Result slow = paddock("run", "--lang", "python", "--timeout", "1s", "--code", "while True: pass");
+        Result slow = paddock("run", "--image", "host", "--lang", "python", "--timeout", "1s", "--code", "while True: pass");
         assertThat(slow.code()).isEqualTo(124);
         assertThat(slow.err()).contains("timed out after 1s");
     }
