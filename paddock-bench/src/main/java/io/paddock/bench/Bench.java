@@ -49,14 +49,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The benchmark harness: measures the figures P1-P10 of PERFORMANCE.md and, in the same run, the peers
+ * The benchmark harness: measures the figures P1-P11 of PERFORMANCE.md and, in the same run, the peers
  * (native spawn, JVM spawn, bubblewrap, runc, runc exec, runsc, podman), then prints a table and writes
  * JSON with the environment. Run it as {@code paddock bench [--quick] [--json FILE] [--only P1,P3]} (root).
  *
  * <p>Latencies are "start → first stdout byte of {@code echo hi}" unless a row says otherwise.
  */
 public final class Bench {
-    static final List<String> ALL = List.of("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10");
+    static final List<String> ALL = List.of("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11");
     public static final Path DEFAULT_CACHE = Path.of("/var/cache/paddock-bench");
 
     /**
@@ -174,7 +174,7 @@ public final class Bench {
         } catch (Exception e) {
             peersMissing = "cannot prepare the runc peer bundle: " + e.getMessage();
         }
-        if (wantsAny("P2") && !missingTools.containsKey("podman")) {
+        if (wantsAny("P2", "P11") && !missingTools.containsKey("podman")) {
             try {
                 podmanImage = PodmanImage.ensure(o.cacheDir(), o.build(), out);
             } catch (Exception e) {
@@ -196,6 +196,15 @@ public final class Bench {
                 timed("P6", () -> p6(plain));
                 timed("P7", () -> p7(plain));
                 timed("P8", () -> p8(plain));
+                timed("P11", () -> {
+                    Path work = Files.createTempDirectory("paddock-bench-p11");
+                    try {
+                        new ImagesFigure(report, out, peers, peersMissing, n(200, 30, 3)).run(plain, work, podmanImage,
+                                podmanMissing);
+                    } finally {
+                        io.paddock.image.internal.store.ImageStore.deleteTree(work);
+                    }
+                });
             }
             timed("P9", this::p9);
         } finally {
@@ -1036,6 +1045,14 @@ public final class Bench {
 
     interface Op {
         long run(long i) throws Exception;
+    }
+
+    static long[] sampleStatic(int n, Sample s) throws Exception {
+        return sample(n, s);
+    }
+
+    static long[][] interleaveStatic(int n, Sample a, Sample b) throws Exception {
+        return interleave(n, a, b);
     }
 
     private static long[] sample(int n, Sample s) throws Exception {

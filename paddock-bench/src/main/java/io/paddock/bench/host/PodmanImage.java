@@ -33,7 +33,8 @@ public final class PodmanImage {
             log.println("building the podman peer's image: mmdebstrap --variant=minbase bookworm (once; cached in "
                     + tar + ")");
             Path tmp = cacheDir.resolve("bookworm-minbase.tar.tmp");
-            Host.Result r = Host.run(Duration.ofMinutes(15), "mmdebstrap", "--variant=minbase", "bookworm", tmp.toString());
+            Host.Result r = Host.run(Duration.ofMinutes(15), "mmdebstrap", "--variant=minbase", "--format=tar",
+                    "bookworm", tmp.toString()); // the format: mmdebstrap would infer a directory from ".tmp"
             if (!r.ok()) {
                 Files.deleteIfExists(tmp);
                 throw new IOException("mmdebstrap failed: " + Host.shorten(r.output()));

@@ -81,7 +81,26 @@ public record OciHost(Path stateDir, Path storageDir, Path initBinary, Cgroups c
      * the {@code host} image needs no btrfs).
      */
     public WritableLayers writable() {
-        return WRITABLE.computeIfAbsent(storageDir, d -> WritableLayers.open(d, rootfsTool));
+        return WRITABLE.computeIfAbsent(storageDir, d -> sweep(WritableLayers.open(d, rootfsTool)));
+    }
+
+    /**
+     * Deletes writable layers whose sandbox has no bundle: left by a crash between the two, or found after a
+     * reboot (the state directory is gone with its bundles; the btrfs file on disk is not). A bundle is made
+     * before its writable layer and removed after it, so a layer without one is nobody's.
+     */
+    private WritableLayers sweep(WritableLayers layers) {
+        for (io.paddock.SandboxId id : layers.list()) {
+            if (!Files.exists(sandboxesDir().resolve(id.value())) && !Files.exists(sandboxesDir().resolve("." + id.value()))) {
+                try {
+                    layers.delete(id);
+                } catch (RuntimeException e) {
+                    System.getLogger(OciHost.class.getName()).log(System.Logger.Level.WARNING,
+                            "cannot remove the orphaned writable layer of " + id + ": " + e.getMessage());
+                }
+            }
+        }
+        return layers;
     }
 
     /** A tier's own directory under the state directory (its runtime's {@code --root}), root's only. */
