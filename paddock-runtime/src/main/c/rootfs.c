@@ -11,6 +11,12 @@
  *       files a sandbox writes anywhere do. The layers are stored once, owned by the image's own ids, and
  *       shared by every sandbox whatever its range. The overlay uses user.overlay.* xattrs ("userxattr"),
  *       so that the engine can read opaque-directory marks in an upper dir without privileges.
+ *   paddock-rootfs create <uid-base> <subvol> <limit-bytes> <layers-dir> <lowers> <target> [ENTRY...]
+ *       All of a new sandbox's root in one process: subvol-create, then <subvol>/upper and <subvol>/work,
+ *       then each ENTRY in the upper directory, then the mount as above (upper and work in the subvolume).
+ *       ENTRY is d:PATH:MODE:UID:GID (a directory; an empty PATH is the upper directory itself) or
+ *       f:PATH:MODE:UID:GID:CONTENT (a file), MODE octal, PATH relative without "..", made without following
+ *       links. What the entries are is the engine's decision; this only makes them.
  *   paddock-rootfs umount <target>
  *       Detaches the mount at <target>; succeeds when nothing is mounted there.
  *   paddock-rootfs subvol-create <path> <limit-bytes>
@@ -236,6 +242,94 @@ static int do_mount(char **argv) {
     return 0;
 }
 
+static int do_subvol_create(const char *path, const char *limit_s);
+
+/* Makes one ENTRY (see above) under the directory fd `upper`. */
+static int make_entry(int upper, const char *spec) {
+    char buf[8192];
+    if (strlen(spec) >= sizeof buf || (spec[0] != 'd' && spec[0] != 'f') || spec[1] != ':') {
+        fprintf(stderr, "paddock-rootfs: bad entry %.80s\n", spec);
+        return 1;
+    }
+    strcpy(buf, spec + 2);
+    char *fields[5] = {0};
+    char *p = buf;
+    int want = spec[0] == 'f' ? 5 : 4;
+    for (int i = 0; i < want; i++) {
+        fields[i] = p;
+        char *colon = i < want - 1 ? strchr(p, ':') : NULL;
+        if (i < want - 1) {
+            if (!colon) {
+                fprintf(stderr, "paddock-rootfs: bad entry %.80s\n", spec);
+                return 1;
+            }
+            *colon = '\0';
+            p = colon + 1;
+        }
+    }
+    const char *path = fields[0];
+    unsigned long mode = strtoul(fields[1], NULL, 8);
+    unsigned long long uid, gid;
+    if (strstr(path, "..") || path[0] == '/' || mode > 07777 || number(fields[2], &uid) < 0 || number(fields[3], &gid) < 0) {
+        fprintf(stderr, "paddock-rootfs: bad entry %.80s\n", spec);
+        return 1;
+    }
+    int fd;
+    if (path[0] == '\0') {
+        fd = dup(upper);
+    } else if (spec[0] == 'd') {
+        if (mkdirat(upper, path, 0700) < 0 && errno != EEXIST) {
+            return fail("mkdir", path);
+        }
+        fd = openat(upper, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    } else {
+        fd = openat(upper, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            size_t n = strlen(fields[4]);
+            if (write(fd, fields[4], n) != (ssize_t) n) {
+                return fail("write", path);
+            }
+        }
+    }
+    if (fd < 0) {
+        return fail("open", path);
+    }
+    if (fchown(fd, (uid_t) uid, (gid_t) gid) < 0 || fchmod(fd, (mode_t) mode) < 0) {
+        return fail("chown", path);
+    }
+    close(fd);
+    return 0;
+}
+
+static int do_create(int argc, char **argv) {
+    /* argv: uid-base subvol limit layers lowers target entries... */
+    const char *subvol = argv[1];
+    if (do_subvol_create(subvol, argv[2]) != 0) {
+        return 1;
+    }
+    char upper[PATH_MAX], work[PATH_MAX];
+    if ((size_t) snprintf(upper, sizeof upper, "%s/upper", subvol) >= sizeof upper
+        || (size_t) snprintf(work, sizeof work, "%s/work", subvol) >= sizeof work) {
+        fprintf(stderr, "paddock-rootfs: path too long\n");
+        return 1;
+    }
+    if (mkdir(upper, 0700) < 0 || mkdir(work, 0700) < 0) {
+        return fail("mkdir in", subvol);
+    }
+    int ufd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (ufd < 0) {
+        return fail("open", upper);
+    }
+    for (int i = 6; i < argc; i++) {
+        if (make_entry(ufd, argv[i]) != 0) {
+            return 1;
+        }
+    }
+    close(ufd);
+    char *mount_args[6] = {argv[0], argv[3], argv[4], upper, work, argv[5]};
+    return do_mount(mount_args);
+}
+
 static int do_umount(const char *target) {
     if (umount2(target, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL && errno != ENOENT) {
         return fail("umount", target);
@@ -322,6 +416,9 @@ int main(int argc, char **argv) {
     if (argc == 8 && !strcmp(argv[1], "mount")) {
         return do_mount(argv + 2);
     }
+    if (argc >= 8 && !strcmp(argv[1], "create")) {
+        return do_create(argc - 2, argv + 2);
+    }
     if (argc == 3 && !strcmp(argv[1], "umount")) {
         return do_umount(argv[2]);
     }
@@ -332,6 +429,7 @@ int main(int argc, char **argv) {
         return do_subvol_delete(argv[2]);
     }
     fprintf(stderr, "usage: paddock-rootfs mount <uid-base> <layers-dir> <lowers> <upper> <work> <target>\n"
+                    "       paddock-rootfs create <uid-base> <subvol> <limit-bytes> <layers-dir> <lowers> <target> [ENTRY...]\n"
                     "       paddock-rootfs umount <target>\n"
                     "       paddock-rootfs subvol-create <path> <limit-bytes>\n"
                     "       paddock-rootfs subvol-delete <path>\n");

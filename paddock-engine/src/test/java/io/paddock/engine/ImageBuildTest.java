@@ -40,6 +40,8 @@ class ImageBuildTest {
     static final LeakCheckExtension LEAKS = new LeakCheckExtension(LocalOptions.DEFAULT_STATE_DIR);
 
     static Paddock paddock;
+    /** In every Dockerfile's first steps, so that a build never hits a cache entry an earlier run left. */
+    static final String RUN_LABEL = "LABEL paddock.test.run=" + System.nanoTime() + "\n";
 
     @BeforeAll
     static void start() throws Exception {
@@ -101,6 +103,7 @@ class ImageBuildTest {
     void aDockerfileBuildsCachesAndRebuildsFromTheChangedStep(@TempDir Path ctx) throws IOException {
         context(ctx, """
                 FROM %s
+                %s
                 ARG WHO=builder
                 COPY a.txt /app/
                 ENV X=1
@@ -112,11 +115,12 @@ class ImageBuildTest {
                 LABEL purpose=test
                 EXPOSE 8000
                 CMD ["sh"]
-                """.formatted(ImageFixtures.BUSYBOX), Map.of("a.txt", "A1\n", "b.txt", "B\n", ".dockerignore", "ignored\n",
+                """.formatted(ImageFixtures.BUSYBOX, RUN_LABEL.trim()), Map.of("a.txt", "A1\n", "b.txt", "B\n", ".dockerignore", "ignored\n",
                 "ignored/x", "never copied"));
         Recorder first = new Recorder();
         ImageInfo built = paddock.images().build(ctx, null, Map.of(), List.of("paddock-test/built:1"), first);
-        assertThat(first.steps).hasSize(12);
+        assertThat(first.steps).hasSize(13);
+        assertThat(first.cached).as("a fresh build runs every step").containsOnly(false);
         assertThat(built.env()).contains("X=1").noneMatch(e -> e.startsWith("WHO="));
         assertThat(built.user()).isEqualTo("app");
         assertThat(built.workdir()).isEqualTo("/app");
@@ -140,22 +144,22 @@ class ImageBuildTest {
         Recorder changed = new Recorder();
         ImageInfo second = paddock.images().build(ctx, null, Map.of(), List.of("paddock-test/built:2"), changed);
         assertThat(second.id()).isNotEqualTo(built.id());
-        assertThat(changed.cached.get(2)).as("COPY a.txt").isTrue();
-        assertThat(changed.cached.get(5)).as("the first RUN").isTrue();
-        assertThat(changed.cached.get(6)).as("COPY b.txt, whose input changed").isFalse();
-        assertThat(changed.cached.get(8)).as("the RUN after it").isFalse();
+        assertThat(changed.cached.get(3)).as("COPY a.txt").isTrue();
+        assertThat(changed.cached.get(6)).as("the first RUN").isTrue();
+        assertThat(changed.cached.get(7)).as("COPY b.txt, whose input changed").isFalse();
+        assertThat(changed.cached.get(9)).as("the RUN after it").isFalse();
         assertThat(run("paddock-test/built:2", "cat b.txt")).isEqualTo("B2\n");
         assertThat(run("paddock-test/built:1", "cat b.txt")).as("the first image is unchanged").isEqualTo("B\n");
     }
 
     @Test
     void aFailingRunStepNamesItsLineAndLeavesNoImage(@TempDir Path ctx) throws IOException {
-        context(ctx, "FROM " + ImageFixtures.BUSYBOX + "\nRUN echo fine\nRUN echo about to fail; exit 3\n", Map.of());
+        context(ctx, "FROM " + ImageFixtures.BUSYBOX + "\nRUN echo fine\n" + RUN_LABEL + "RUN echo about to fail; exit 3\n", Map.of());
         Recorder r = new Recorder();
         assertThatThrownBy(() -> paddock.images().build(ctx, null, Map.of(), List.of("paddock-test/failed:1"), r))
                 .isInstanceOfSatisfying(SandboxException.class, e -> {
                     assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT);
-                    assertThat(e.getMessage()).contains("line 3").contains("exit code 3");
+                    assertThat(e.getMessage()).contains("line 4").contains("exit code 3");
                 });
         assertThat(r.log).contains("about to fail");
         assertThatThrownBy(() -> paddock.images().inspect("paddock-test/failed:1"))
@@ -180,7 +184,7 @@ class ImageBuildTest {
     void theJavaBuilderMakesTheSameKindOfImage(@TempDir Path dir) throws IOException {
         Path local = dir.resolve("conf.ini");
         Files.writeString(local, "k=v\n");
-        Image image = Image.from(ImageFixtures.BUSYBOX).env("MODE", "java").workdir("/srv").copy(local, "/srv/conf.ini")
+        Image image = Image.from(ImageFixtures.BUSYBOX).label("paddock.test.run", RUN_LABEL.trim()).env("MODE", "java").workdir("/srv").copy(local, "/srv/conf.ini")
                 .run("echo ran-in-$MODE > /srv/ran.txt");
         ImageInfo info = paddock.images().build(image, List.of("paddock-test/java:1"), ImageListener.NONE);
         assertThat(info.workdir()).isEqualTo("/srv");
@@ -203,7 +207,7 @@ class ImageBuildTest {
             httpd = new ProcessBuilder("ip", "netns", "exec", ns, "busybox", "httpd", "-f", "-p", "198.18.7.2:8080",
                     "-h", www.toString()).inheritIO().start();
             Thread.sleep(300);
-            context(ctx, "FROM " + ImageFixtures.BUSYBOX + "\nRUN wget -q -O /fetched.txt http://198.18.7.2:8080/payload.txt\n",
+            context(ctx, "FROM " + ImageFixtures.BUSYBOX + "\n" + RUN_LABEL + "RUN wget -q -O /fetched.txt http://198.18.7.2:8080/payload.txt\n",
                     Map.of());
             paddock.images().build(ctx, null, Map.of(), List.of("paddock-test/net:1"), ImageListener.NONE);
             assertThat(run("paddock-test/net:1", "cat /fetched.txt")).isEqualTo("served-from-a-test-host\n");

@@ -5,10 +5,6 @@ import io.paddock.runtime.internal.host.UserNetwork;
 import io.paddock.runtime.internal.oci.OciSpec.Mount;
 import io.paddock.runtime.internal.oci.OciSpecBuilder;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,25 +25,31 @@ final class ImageRoots {
     }
 
     /**
-     * Fills an empty upper directory: its root and {@code /tmp} owned by the sandbox's root, {@code /workspace}
-     * by the image's user, and {@code /etc/hosts}, {@code hostname}, {@code resolv.conf} (and, with a preload
-     * library, {@code ld.so.preload}) written fresh.
+     * What an empty upper directory starts with, as {@code paddock-rootfs create} entries: its root and
+     * {@code /tmp} owned by the sandbox's root, {@code /workspace} by the image's user, and {@code /etc/hosts},
+     * {@code hostname}, {@code resolv.conf} (and, with a preload library, {@code ld.so.preload}) written fresh.
      */
-    static void prepareUpper(Path upper, long uidBase, ImageRootfs image, Optional<String> preload) throws IOException {
-        chown(upper, uidBase, uidBase, 0755);
-        Path etc = Files.createDirectory(upper.resolve("etc"));
-        chown(etc, uidBase, uidBase, 0755);
-        write(etc.resolve("hosts"), "127.0.0.1\tlocalhost " + OciSpecBuilder.HOSTNAME
-                + "\n::1\tlocalhost ip6-localhost ip6-loopback\n", uidBase);
-        write(etc.resolve("hostname"), OciSpecBuilder.HOSTNAME + "\n", uidBase);
+    static List<String> upperEntries(long uidBase, ImageRootfs image, Optional<String> preload) {
+        List<String> e = new ArrayList<>();
+        e.add(dir("", 0755, uidBase, uidBase));
+        e.add(dir("etc", 0755, uidBase, uidBase));
+        e.add(file("etc/hosts", "127.0.0.1\tlocalhost " + OciSpecBuilder.HOSTNAME
+                + "\n::1\tlocalhost ip6-localhost ip6-loopback\n", uidBase));
+        e.add(file("etc/hostname", OciSpecBuilder.HOSTNAME + "\n", uidBase));
         // A build step gets user-mode network (UserNetwork), whose DNS forwarder is 10.0.2.3; a sandbox none.
-        write(etc.resolve("resolv.conf"), image.buildStep() ? UserNetwork.RESOLV_CONF : "# no network\n", uidBase);
-        if (preload.isPresent()) {
-            write(etc.resolve("ld.so.preload"), preload.get() + "\n", uidBase);
-        }
-        chown(Files.createDirectory(upper.resolve("tmp")), uidBase, uidBase, 01777);
-        Path workspace = Files.createDirectory(upper.resolve("workspace"));
-        chown(workspace, uidBase + image.uid(), uidBase + image.gid(), 0755);
+        e.add(file("etc/resolv.conf", image.buildStep() ? UserNetwork.RESOLV_CONF : "# no network\n", uidBase));
+        preload.ifPresent(p -> e.add(file("etc/ld.so.preload", p + "\n", uidBase)));
+        e.add(dir("tmp", 01777, uidBase, uidBase));
+        e.add(dir("workspace", 0755, uidBase + image.uid(), uidBase + image.gid()));
+        return List.copyOf(e);
+    }
+
+    private static String dir(String path, int mode, long uid, long gid) {
+        return "d:" + path + ":" + Integer.toOctalString(mode) + ":" + uid + ":" + gid;
+    }
+
+    private static String file(String path, String content, long uidBase) {
+        return "f:" + path + ":644:" + uidBase + ":" + uidBase + ":" + content;
     }
 
     /** The bind mounts of Paddock's files into an image's root: the init, and a preload library if any. */
@@ -63,14 +65,4 @@ final class ImageRoots {
         return PADDOCK_DIR + "/" + lib.getFileName();
     }
 
-    private static void write(Path file, String content, long uidBase) throws IOException {
-        Files.writeString(file, content, StandardCharsets.UTF_8);
-        chown(file, uidBase, uidBase, 0644);
-    }
-
-    private static void chown(Path p, long uid, long gid, int mode) throws IOException {
-        Files.setAttribute(p, "unix:uid", (int) uid, LinkOption.NOFOLLOW_LINKS);
-        Files.setAttribute(p, "unix:gid", (int) gid, LinkOption.NOFOLLOW_LINKS);
-        Files.setAttribute(p, "unix:mode", mode);
-    }
 }

@@ -204,15 +204,14 @@ public abstract class OciTier implements SandboxRuntime {
                                       Deque<Runnable> undo) throws IOException {
         ImageRootfs image = request.image().orElseThrow();
         WritableLayers writable = host.writable();
-        Path layer = writable.create(id, request.spec().disk());
-        undo.push(() -> writable.delete(id));
         Optional<Path> preload = preloadLibrary();
-        ImageRoots.prepareUpper(layer.resolve("upper"), plan.uidBase(), image, preload.map(ImageRoots::preloadPath));
         // Outside the bundle, which is root's only: the runtime reaches the root as the sandbox's own root id.
         Path rootfs = Files.createDirectory(rootfsOf(id));
-        host.rootfsTool().mountOverlay(plan.uidBase(), image.layersDir(), image.layers(), layer.resolve("upper"),
-                layer.resolve("work"), rootfs);
+        undo.push(() -> writable.delete(id));
         undo.push(() -> removeImageRoot(id));
+        // One process makes the writable layer (a subvolume limited to `disk`), its first entries and the mount.
+        host.rootfsTool().create(plan.uidBase(), writable.of(id), request.spec().disk().bytes(), image.layersDir(),
+                image.layers(), rootfs, ImageRoots.upperEntries(plan.uidBase(), image, preload.map(ImageRoots::preloadPath)));
         return plan.withImageRoot(rootfs.toString(), ImageRoots.mounts(host.initBinary(), preload),
                 new BundlePlan.RootUser(image.uid(), image.gid(), image.workdir(), true,
                         image.buildStep() ? OciSpecBuilder.BUILD_CAPABILITIES : List.of()));

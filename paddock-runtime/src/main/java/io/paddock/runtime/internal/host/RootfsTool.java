@@ -28,14 +28,23 @@ public final class RootfsTool {
                 upper.toString(), work.toString(), target.toString()), "mounting the root filesystem at " + target);
     }
 
+    /**
+     * Creates the btrfs subvolume {@code subvol} limited to {@code limitBytes}, its {@code upper} (with
+     * {@code entries}, see rootfs.c) and {@code work} directories, and mounts the overlay of {@code layers} at
+     * {@code target}: a sandbox's whole root in one process.
+     */
+    public void create(long uidBase, Path subvol, long limitBytes, Path layersDir, List<String> layers, Path target,
+                       List<String> entries) {
+        List<String> argv = new java.util.ArrayList<>(List.of(binary.toString(), "create", Long.toString(uidBase),
+                subvol.toString(), Long.toString(limitBytes), layersDir.toString(), String.join(":", layers),
+                target.toString()));
+        argv.addAll(entries);
+        run(argv, "making the root filesystem at " + target);
+    }
+
     /** Detaches whatever is mounted at {@code target}; nothing mounted is fine. */
     public void unmount(Path target) {
         run(List.of(binary.toString(), "umount", target.toString()), "unmounting " + target);
-    }
-
-    void createSubvolume(Path path, long limitBytes) {
-        run(List.of(binary.toString(), "subvol-create", path.toString(), Long.toString(limitBytes)),
-                "creating the writable layer " + path);
     }
 
     void deleteSubvolume(Path path) {

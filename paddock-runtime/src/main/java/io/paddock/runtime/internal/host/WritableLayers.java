@@ -120,24 +120,12 @@ public final class WritableLayers {
         return dir;
     }
 
-    /** The writable layer of sandbox {@code id}: {@code upper} and {@code work} for its overlay. */
+    /**
+     * The writable layer of sandbox {@code id}: the subvolume holding {@code upper} and {@code work} for its
+     * overlay, made with its limit by {@link RootfsTool#create}.
+     */
     public Path of(SandboxId id) {
         return dir.resolve(id.value());
-    }
-
-    /** Creates the sandbox's subvolume, limited to {@code limit}, with empty {@code upper} and {@code work} directories. */
-    public Path create(SandboxId id, ByteSize limit) {
-        Path sub = of(id);
-        tool.createSubvolume(sub, limit.bytes());
-        try {
-            Files.createDirectory(sub.resolve("upper"));
-            Files.createDirectory(sub.resolve("work"));
-        } catch (IOException e) {
-            delete(id);
-            throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "cannot prepare the writable layer of " + id
-                    + " (is the disk limit " + limit + " too small?): " + e, e);
-        }
-        return sub;
     }
 
     /** Deletes the sandbox's subvolume and everything in it. Idempotent. */
