@@ -53,7 +53,7 @@ public final class ImageService {
 
     public ImageService(Path root) {
         this.store = new ImageStore(root);
-        this.extractor = new LayerExtractor(ImageTools::whiteout);
+        this.extractor = new LayerExtractor(io.paddock.image.internal.layer.Whiteouts.MKNOD);
     }
 
     public ImageStore store() {

@@ -27,12 +27,12 @@ record EntryPath(List<String> parts) {
 
     /** Normalises an entry's name; INVALID_ARGUMENT when it escapes the root or cannot be a Linux path. */
     static EntryPath parse(String raw) {
-        return parse(raw, "layer entry '" + display(raw) + "'");
+        return parse(raw, subject(raw));
     }
 
     /** Normalises a hard link's target name, with messages that name the entry. */
     static EntryPath parseLinkTarget(String entry, String target) {
-        return parse(target, "layer entry '" + display(entry) + "' links to '" + display(target) + "', which");
+        return parse(target, subject(entry) + " links to '" + display(target) + "', which");
     }
 
     private static EntryPath parse(String raw, String subject) {
@@ -64,7 +64,12 @@ record EntryPath(List<String> parts) {
     }
 
     static SandboxException invalid(String raw, String problem) {
-        return new SandboxException(ErrorCode.INVALID_ARGUMENT, "layer entry '" + display(raw) + "' " + problem);
+        return new SandboxException(ErrorCode.INVALID_ARGUMENT, subject(raw) + " " + problem);
+    }
+
+    /** How messages name an entry: {@code layer entry 'NAME'}. */
+    static String subject(String raw) {
+        return "layer entry '" + display(raw) + "'";
     }
 
     /** A name as it may appear in a message: at most 200 characters, control characters escaped. */

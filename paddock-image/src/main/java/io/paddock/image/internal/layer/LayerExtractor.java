@@ -8,6 +8,7 @@ import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarConstants;
 import org.apache.commons.compress.compressors.zstandard.ZstdCompressorInputStream;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -71,7 +72,7 @@ import java.util.zip.GZIPInputStream;
  * above are made on a directory only it modifies).
  *
  * <p>Whiteouts ({@code .wh.NAME}) remove {@code NAME} if an earlier entry of this layer created it and leave
- * a whiteout in its place; the opaque marker ({@code .wh..wh..opq}) marks its directory opaque and keeps the
+ * a whiteout in its place, with the entry's owner and time; the opaque marker ({@code .wh..wh..opq}) marks its directory opaque and keeps the
  * directory's other entries from this layer, before and after the marker. Directory modes and times are
  * applied after all entries, so a read-only directory can still be filled; directories the layer implies
  * but does not list are made {@code 0755}, owned by 0:0, with the time of the first entry inside them. AUFS
@@ -338,7 +339,7 @@ public final class LayerExtractor {
             if (linkPath.isRoot()) {
                 throw EntryPath.invalid(raw, subject + " is the layer's root");
             }
-            Path dir = walk(raw, linkPath.parent(), null);
+            Path dir = walk(EntryPath.subject(raw) + " " + subject, linkPath.parent(), null);
             Path existing = dir == null ? null : dir.resolve(linkPath.name());
             BasicFileAttributes a = existing == null ? null : lstat(existing);
             if (a == null || !a.isRegularFile()) {
@@ -350,7 +351,7 @@ public final class LayerExtractor {
         private void whiteout(String raw, EntryPath path, TarArchiveEntry entry) {
             String name = path.name();
             if (name.equals(OPAQUE_MARKER)) {
-                setOpaque(walk(raw, path.parent(), entry));
+                setOpaque(walk(EntryPath.subject(raw), path.parent(), entry));
                 return;
             }
             String hidden = name.substring(WHITEOUT_PREFIX.length());
@@ -360,20 +361,25 @@ public final class LayerExtractor {
             Path p = parentOf(raw, path, entry).resolve(hidden);
             removeExisting(path.parent().child(hidden), p, false);
             whiteouts.create(p);
+            // owner and time as the tar says, so that writing the layer again gives the same tar; a device's
+            // mode cannot be set without following links in Java, and overlay ignores it
+            setOwner(p, entry.getLongUserId(), entry.getLongGroupId());
+            setMtime(p, entry.getLastModifiedTime());
         }
 
         // ---- paths: every walk from the root refuses symlinks ----
 
         private Path parentOf(String raw, EntryPath path, TarArchiveEntry entry) {
-            return walk(raw, path.parent(), entry);
+            return walk(EntryPath.subject(raw), path.parent(), entry);
         }
 
         /**
          * The directory {@code dir} under the root, reached through real directories only. Missing ones are
          * created for {@code entry} (with its modification time) when it is not null, and null is returned
-         * otherwise; a symlink or a non-directory on the way refuses the layer.
+         * otherwise; a symlink or a non-directory on the way refuses the layer, with a message that starts
+         * with {@code subject}.
          */
-        private Path walk(String raw, EntryPath dir, TarArchiveEntry entry) {
+        private Path walk(String subject, EntryPath dir, TarArchiveEntry entry) {
             Path p = root;
             List<String> parts = dir.parts();
             for (int i = 0; i < parts.size(); i++) {
@@ -386,11 +392,11 @@ public final class LayerExtractor {
                     mkdir(p);
                     dirs.putIfAbsent(String.join("/", parts.subList(0, i + 1)), DirMeta.implied(entry));
                 } else if (a.isSymbolicLink()) {
-                    throw EntryPath.invalid(raw, "goes through a symlink ('"
+                    throw new SandboxException(ErrorCode.INVALID_ARGUMENT, subject + " goes through a symlink ('"
                             + EntryPath.display(String.join("/", parts.subList(0, i + 1))) + "')");
                 } else if (!a.isDirectory()) {
-                    throw EntryPath.invalid(raw, "goes through '" + EntryPath.display(String.join("/", parts.subList(0, i + 1)))
-                            + "', which is not a directory");
+                    throw new SandboxException(ErrorCode.INVALID_ARGUMENT, subject + " goes through '"
+                            + EntryPath.display(String.join("/", parts.subList(0, i + 1))) + "', which is not a directory");
                 }
             }
             return p;
@@ -501,7 +507,8 @@ public final class LayerExtractor {
             if (e instanceof SandboxException) {
                 return (SandboxException) e;
             }
-            String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+            String message = e.getMessage() != null ? e.getMessage()
+                    : e instanceof EOFException ? "the stream ends early" : e.getClass().getSimpleName();
             return new SandboxException(ErrorCode.INVALID_ARGUMENT, "corrupt layer: " + message, e);
         }
 

@@ -23,6 +23,7 @@ import java.nio.file.attribute.UserDefinedFileAttributeView;
 import java.security.DigestOutputStream;
 import java.security.MessageDigest;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -46,16 +47,18 @@ import java.util.zip.GZIPOutputStream;
  *       setuid, setgid and sticky; times are whole seconds; no access or change times, no xattrs.</li>
  *   <li>Regular files with several links inside the tree are written once, at the first name in this
  *       order, and then as hard links to it.</li>
- *   <li>An overlay whiteout (character device 0/0) becomes an empty file {@code .wh.NAME}; an opaque
- *       directory ({@code user.overlay.opaque=y}) is followed by an empty {@code DIR/.wh..wh..opq}. Other
- *       devices, FIFOs and sockets are left out.</li>
+ *   <li>An overlay whiteout (character device 0/0) becomes an empty file {@code .wh.NAME} (mode 0600, the
+ *       device's owner and time); an opaque directory ({@code user.overlay.opaque=y}) is followed by an
+ *       empty {@code DIR/.wh..wh..opq} with the directory's owner, permissions and time. Other devices,
+ *       FIFOs and sockets are left out.</li>
  * </ul>
  * With {@code gzip} the tar is compressed at {@link Deflater#BEST_SPEED}: layers are written once per build
  * step, where speed matters more than the last few percent of size (level 1 is several times faster than
  * the default level 6 and rarely more than 10% larger). The gzip header carries no time or name.
  *
- * <p>Symlinks in the directory are written as links and never followed. {@code out} is written to but not
- * closed. Failures reading the directory or writing {@code out} are INTERNAL (RESOURCE_EXHAUSTED when a
+ * <p>The directory may have been written by untrusted code: symlinks in it are written as links and never
+ * followed, and only regular files are opened. It must not change while it is written (the build step that
+ * made it has stopped). {@code out} is written to but not closed. Failures reading the directory or writing {@code out} are INTERNAL (RESOURCE_EXHAUSTED when a
  * disk is full). Thread-safe: an instance holds no state between calls.
  */
 public final class LayerWriter {
@@ -133,15 +136,15 @@ public final class LayerWriter {
         }
 
         private void children(Path dir, String prefix) throws IOException {
-            List<String> names = new ArrayList<>();
+            // Paths from the directory stream keep the name's bytes, so a name that is not UTF-8 is still
+            // found on disk (its tar name is decoded, with replacement characters).
+            List<Path> children = new ArrayList<>();
             try (DirectoryStream<Path> stream = Files.newDirectoryStream(dir)) {
-                for (Path p : stream) {
-                    names.add(p.getFileName().toString());
-                }
+                stream.forEach(children::add);
             }
-            names.sort(null);
-            for (String name : names) {
-                entry(dir.resolve(name), prefix, name);
+            children.sort(Comparator.comparing(p -> p.getFileName().toString()));
+            for (Path p : children) {
+                entry(p, prefix, p.getFileName().toString());
             }
         }
 
@@ -170,7 +173,7 @@ public final class LayerWriter {
                 }
                 case S_IFCHR: {
                     if (((Number) a.get("rdev")).longValue() == 0) {
-                        putEmptyFile(prefix + LayerExtractor.WHITEOUT_PREFIX + name, a);
+                        putWhiteout(prefix + LayerExtractor.WHITEOUT_PREFIX + name, a);
                     }
                     break;
                 }
@@ -208,10 +211,20 @@ public final class LayerWriter {
             tar.closeArchiveEntry();
         }
 
-        /** An empty regular file standing for overlay metadata (a whiteout or an opaque marker). */
+        /** The opaque marker: an empty regular file with its directory's owner, permissions and time. */
         private void putEmptyFile(String name, Map<String, Object> a) throws IOException {
             put(new TarArchiveEntry(name, TarConstants.LF_NORMAL), a, S_IFREG);
             tar.closeArchiveEntry();
+        }
+
+        /**
+         * A whiteout: an empty regular file with the device's owner and time, and mode 0600 (a device's
+         * permissions depend on the umask of whoever made it and mean nothing to overlay).
+         */
+        private void putWhiteout(String name, Map<String, Object> a) throws IOException {
+            Map<String, Object> attributes = new HashMap<>(a);
+            attributes.put("mode", S_IFREG | 0600);
+            putEmptyFile(name, attributes);
         }
 
         /** Writes the header of {@code e} with owner, mode and time from {@code a}; data follows for files. */

@@ -104,15 +104,27 @@ final class Trees {
 
     /** Runs a host program; fails the test on a non-zero exit. Returns its output. */
     static String run(Path cwd, String... command) {
+        return new String(runIn(cwd, true, command), StandardCharsets.UTF_8);
+    }
+
+    /** Runs a host program and returns its standard output as bytes. */
+    static byte[] runBytes(String... command) {
+        return runIn(null, false, command);
+    }
+
+    private static byte[] runIn(Path cwd, boolean mergeErrors, String... command) {
         try {
-            ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+            ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(mergeErrors);
+            if (!mergeErrors) {
+                pb.redirectError(ProcessBuilder.Redirect.INHERIT);
+            }
             if (cwd != null) {
                 pb.directory(cwd.toFile());
             }
             Process p = pb.start();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            byte[] out = p.getInputStream().readAllBytes();
             if (p.waitFor() != 0) {
-                throw new AssertionError(String.join(" ", command) + " failed: " + out);
+                throw new AssertionError(String.join(" ", command) + " failed: " + new String(out, StandardCharsets.UTF_8));
             }
             return out;
         } catch (IOException e) {

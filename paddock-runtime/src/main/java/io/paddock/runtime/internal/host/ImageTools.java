@@ -27,7 +27,7 @@ public final class ImageTools {
     public static void whiteout(Path path) {
         HostProcess.Result r = HostProcess.run(List.of("mknod", path.toString(), "c", "0", "0"), Duration.ofSeconds(30));
         if (!r.ok()) {
-            throw new SandboxException(ErrorCode.INTERNAL, "cannot make the whiteout " + path + ": " + r.output());
+            throw new SandboxException(ErrorCode.INTERNAL, "mknod of the whiteout " + path + " failed: " + r.output());
         }
     }
 
