@@ -23,7 +23,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -193,36 +192,28 @@ class ImageBuildTest {
 
     @Test
     void runStepsHaveNetworkToAHostTheHostReaches(@TempDir Path ctx) throws Exception {
-        String ns = "pdb" + ProcessHandle.current().pid() % 1_000_000; // + "h"/"n": within IFNAMSIZ
-        Path www = Files.createTempDirectory("paddock-www");
-        Files.writeString(www.resolve("payload.txt"), "served-from-a-test-host\n");
-        Process httpd = null;
-        try {
-            sh("ip netns add " + ns);
-            sh("ip link add " + ns + "h type veth peer name " + ns + "n");
-            sh("ip link set " + ns + "n netns " + ns);
-            sh("ip addr add 198.18.7.1/24 dev " + ns + "h && ip link set " + ns + "h up");
-            sh("ip -n " + ns + " addr add 198.18.7.2/24 dev " + ns + "n && ip -n " + ns + " link set " + ns
-                    + "n up && ip -n " + ns + " link set lo up");
-            httpd = new ProcessBuilder("ip", "netns", "exec", ns, "busybox", "httpd", "-f", "-p", "198.18.7.2:8080",
-                    "-h", www.toString()).inheritIO().start();
-            Thread.sleep(300);
-            context(ctx, "FROM " + ImageFixtures.BUSYBOX + "\n" + RUN_LABEL + "RUN wget -q -O /fetched.txt http://198.18.7.2:8080/payload.txt\n",
-                    Map.of());
+        try (TestHost host = new TestHost(7)) {
+            Files.writeString(host.www.resolve("payload.txt"), "served-from-a-test-host\n");
+            context(ctx, "FROM " + ImageFixtures.BUSYBOX + "\n" + RUN_LABEL + "RUN wget -q -O /fetched.txt "
+                    + host.url("payload.txt") + "\n", Map.of());
             paddock.images().build(ctx, null, Map.of(), List.of("paddock-test/net:1"), ImageListener.NONE);
             assertThat(run("paddock-test/net:1", "cat /fetched.txt")).isEqualTo("served-from-a-test-host\n");
             try (Sandbox sb = paddock.create(SandboxSpec.builder().image("paddock-test/net:1").build())) {
-                ExecResult r = sb.exec("sh", "-c", "wget -q -T 2 -O - http://198.18.7.2:8080/payload.txt; echo rc=$?");
+                ExecResult r = sb.exec("sh", "-c", "wget -q -T 2 -O - " + host.url("payload.txt") + "; echo rc=$?");
                 assertThat(r.stdoutText()).as("a sandbox, unlike a build step, has no network").doesNotContain("served")
                         .doesNotContain("rc=0");
             }
-        } finally {
-            if (httpd != null) {
-                httpd.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
-            }
-            sh("ip link del " + ns + "h 2>/dev/null; ip netns del " + ns + " 2>/dev/null; true");
-            io.paddock.image.internal.store.ImageStore.deleteTree(www);
         }
+    }
+
+    @Test
+    void anUnknownBaseSaysSoAndLeavesNothing(@TempDir Path ctx) throws IOException {
+        context(ctx, "FROM paddock-test/no-such-base:1\nRUN true\n", Map.of());
+        assertThatThrownBy(() -> paddock.images().build(ctx, null, Map.of(), List.of("paddock-test/orphan:1"), ImageListener.NONE))
+                .isInstanceOfSatisfying(SandboxException.class, e -> {
+                    assertThat(e.code()).isEqualTo(ErrorCode.NOT_FOUND);
+                    assertThat(e.getMessage()).contains("paddock-test/no-such-base:1");
+                });
     }
 
     static void sh(String command) throws IOException, InterruptedException {

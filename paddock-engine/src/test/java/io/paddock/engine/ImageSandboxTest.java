@@ -120,8 +120,8 @@ class ImageSandboxTest {
         void anUnknownImageSaysHowToGetIt() {
             assertThatThrownBy(() -> paddock.create(spec().image("paddock-test/nope:1").build()))
                     .isInstanceOfSatisfying(SandboxException.class, e -> {
-                        assertThat(e.code()).isEqualTo(ErrorCode.NOT_FOUND);
-                        assertThat(e.getMessage()).contains("paddock image pull");
+                        assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT);
+                        assertThat(e.getMessage()).startsWith("image:").contains("paddock image pull");
                     });
         }
     }

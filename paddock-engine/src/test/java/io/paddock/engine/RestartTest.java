@@ -145,6 +145,22 @@ abstract class RestartTest {
     }
 
     @Test
+    void r1_aSandboxOfAnImageIsAdoptedWithItsRootAndLeavesNothingWhenDestroyed() throws Exception {
+        ImageFixtures.busybox();
+        String id;
+        try (Paddock first = restarted()) {
+            Sandbox sb = first.create(small().toBuilder().image(ImageFixtures.BUSYBOX).build());
+            id = sb.id().value();
+            assertThat(sb.exec("sh", "-c", "echo kept > /workspace/f; echo also > /etc/changed").exitCode()).isZero();
+        }
+        try (Paddock second = restarted()) {
+            ExecResult r = second.get(id).exec("sh", "-c", "cat /workspace/f /etc/changed /hello.txt; echo $GREETING; id -u");
+            assertThat(r.stdoutText()).as(r.stderrText()).isEqualTo("kept\nalso\nhello-from-layer-1\nfixture\n0\n");
+            second.get(id).destroy();
+        }
+    }
+
+    @Test
     void r1_withNoEngineBackASandboxStillEndsAtItsDeadline() throws Exception {
         String id;
         // The init's backstop trails the lifetime by a second here instead of 30.

@@ -173,6 +173,27 @@ class WarmPoolTest {
     }
 
     @Test
+    void aPoolIsPerImageAndItsSandboxesRunTheImage() throws Exception {
+        ImageFixtures.busybox();
+        SandboxSpec shape = SHAPE.toBuilder().image(ImageFixtures.BUSYBOX).build();
+        try (LocalPaddock p = engine(PoolConfig.builder().shape(shape).size(2).build(), 10)) {
+            await(p, s -> s.idle() == 2);
+            try (Sandbox sb = p.create(shape.toBuilder().env("MINE", "yes").build())) {
+                assertThat(stats(p).hits()).isEqualTo(1);
+                ExecResult r = sb.exec("sh", "-c", "cat /hello.txt; echo $GREETING $MINE; id -u; echo x > /root-is-writable");
+                assertThat(r.stdoutText()).as(r.stderrText()).isEqualTo("hello-from-layer-1\nfixture yes\n0\n");
+            }
+            try (Sandbox host = p.create(SHAPE)) {
+                assertThat(stats(p).hits()).as("the host image's shape has no pool").isEqualTo(1);
+                assertThat(host.exec("sh", "-c", "test -e /hello.txt || echo host").stdoutText()).isEqualTo("host\n");
+            }
+            assertThatThrownBy(() -> p.images().remove(ImageFixtures.BUSYBOX))
+                    .as("an image a pool holds is in use").isInstanceOf(io.paddock.SandboxException.class)
+                    .hasMessageContaining("in use");
+        }
+    }
+
+    @Test
     void poolConfigIsValidated() {
         assertThatThrownBy(() -> PoolConfig.builder().size(0)).isInstanceOf(SandboxException.class);
         assertThatThrownBy(() -> PoolConfig.builder().shape(SHAPE.toBuilder().entrypoint("sleep", "1").build()))

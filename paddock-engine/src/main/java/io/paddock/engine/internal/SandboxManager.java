@@ -228,7 +228,15 @@ final class SandboxManager implements AutoCloseable {
         if (spec.image().equals(SandboxSpec.DEFAULT_IMAGE)) {
             return SandboxRoot.host(spec);
         }
-        return SandboxRoot.of(spec, images.forSandbox(spec.image(), io.paddock.ImageListener.NONE), buildStep);
+        try {
+            return SandboxRoot.of(spec, images.forSandbox(spec.image(), io.paddock.ImageListener.NONE), buildStep);
+        } catch (SandboxException e) {
+            if (e.code() == ErrorCode.NOT_FOUND) {
+                // A spec naming an image this host has not got is a bad spec, named by its field.
+                throw SandboxException.invalid("image", e.getMessage());
+            }
+            throw e;
+        }
     }
 
     /** The tier a sandbox runs on. */

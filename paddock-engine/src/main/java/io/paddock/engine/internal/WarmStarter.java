@@ -77,7 +77,10 @@ final class WarmStarter implements WarmPool.Starter {
                 .rlimit(SandboxManager.RLIMIT_NOFILE, shape.openFiles(), shape.openFiles())
                 .rlimit(SandboxManager.RLIMIT_CORE, 0, 0)
                 .build(), null);
-        if (!r.success()) {
+        // An image may have no /bin/true (distroless, busybox without the applet): the fork and the exec attempt
+        // are what warm the sandbox up, so "not found" is as good as success there.
+        boolean notFound = root.rootfs().isPresent() && r.exitCode() == 127;
+        if (!r.success() && !notFound) {
             throw new io.paddock.SandboxException(io.paddock.ErrorCode.INTERNAL, "a new pooled sandbox failed its"
                     + " warm-up command: " + r.status() + " " + r.stderrText());
         }

@@ -135,6 +135,11 @@ public final class ImageBuilder {
                         "--break-system-packages", "--disable-pip-version-check"));
                 p.indexUrl().ifPresent(u -> argv.addAll(List.of("--index-url", u)));
                 p.findLinks().forEach(f -> argv.addAll(List.of("--find-links", f)));
+                // pip ignores a plain-http index unless its host is trusted: the image's author named it.
+                java.util.stream.Stream.concat(p.indexUrl().stream(), p.findLinks().stream())
+                        .filter(u -> u.startsWith("http://")).map(u -> java.net.URI.create(u).getHost())
+                        .filter(java.util.Objects::nonNull).distinct()
+                        .forEach(h -> argv.addAll(List.of("--trusted-host", h)));
                 argv.addAll(p.packages());
                 runStep(s, i, n, step, argv, where, listener);
             } else if (step instanceof ImageStep.Npm p) {
