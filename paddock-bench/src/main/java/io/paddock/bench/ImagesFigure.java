@@ -52,7 +52,7 @@ final class ImagesFigure {
         Path ctx = Files.createDirectories(work.resolve("p11-context"));
         Files.writeString(ctx.resolve("app.txt"), "app\n");
         Files.writeString(ctx.resolve("Dockerfile"), """
-                FROM debian:bookworm
+                FROM debian:bookworm-slim
                 COPY app.txt /app/app.txt
                 ENV MODE=bench
                 WORKDIR /app
@@ -62,7 +62,7 @@ final class ImagesFigure {
         p.images().build(ctx, null, Map.of(), List.of(IMAGE), ImageListener.NONE);
 
         // A cached rebuild, in this JVM: Paddock's own time, no JVM start.
-        long[] rebuild = Bench.sampleStatic(Math.max(5, samples / 10), () -> {
+        long[] rebuild = Bench.sampleStatic(Math.max(3, samples / 10), () -> {
             long t0 = System.nanoTime();
             p.images().build(ctx, null, Map.of(), List.of(IMAGE), ImageListener.NONE);
             return System.nanoTime() - t0;
@@ -117,7 +117,7 @@ final class ImagesFigure {
             String target = "127.0.0.1:" + port + "/bench/p11:1";
             waitForRegistry(port);
             p.images().push(IMAGE, target, RegistryAuth.none().insecure(), ImageListener.NONE);
-            int n = Math.max(3, samples / 20);
+            int n = Math.max(1, samples / 10);
             List<Long> paddock = new ArrayList<>();
             List<Long> skopeo = new ArrayList<>();
             List<Long> unpack = new ArrayList<>();
@@ -171,7 +171,7 @@ final class ImagesFigure {
 
     /** A cold build (every layer step run) in Paddock against podman build --no-cache of the same Dockerfile. */
     private void build(Figure f, Paddock p, Path ctx, String podmanImage, String podmanMissing) throws Exception {
-        int n = Math.max(2, samples / 50);
+        int n = Math.max(1, samples / 25);
         List<Long> paddock = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             Files.writeString(ctx.resolve("app.txt"), "app " + System.nanoTime() + "\n"); // misses COPY and RUN
@@ -188,7 +188,7 @@ final class ImagesFigure {
         Path podmanCtx = Files.createDirectories(ctx.resolveSibling("p11-podman-context"));
         Files.writeString(podmanCtx.resolve("app.txt"), "app\n");
         Files.writeString(podmanCtx.resolve("Dockerfile"), Files.readString(ctx.resolve("Dockerfile"))
-                .replace("FROM debian:bookworm", "FROM " + podmanImage));
+                .replace("FROM debian:bookworm-slim", "FROM " + podmanImage));
         List<Long> podman = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             long t0 = System.nanoTime();
