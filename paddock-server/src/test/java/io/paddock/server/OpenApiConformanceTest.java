@@ -79,6 +79,13 @@ class OpenApiConformanceTest {
             if (path.matches(".*/files(/list|/stat)?$")) {
                 path += "?path=/workspace";
             }
+            if (op.equals("POST /v1/images/prune")) {
+                // routed, shown without pruning the host's shared image store: another method gets 405 naming POST
+                HttpResponse<String> r = f.get(path);
+                assertThat(r.statusCode()).as(op).isEqualTo(405);
+                assertThat(r.headers().firstValue("Allow")).as(op).hasValue("POST");
+                continue;
+            }
             HttpRequest.BodyPublisher body = method.equals("GET") || method.equals("DELETE")
                     ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString("{}");
             HttpResponse<String> r = f.send(f.request(path).method(method, body).build());

@@ -195,10 +195,23 @@ final class Http {
      */
     <T> T stream(String path, JsonNode body, String ndjson, Duration limit, Function<JsonNode, Optional<T>> onEvent,
                  Function<JsonNode, T> onPlain) {
+        return stream(path, null, HttpRequest.BodyPublishers.ofByteArray(Wire.bytes(body)), "application/json", false,
+                ndjson, limit, onEvent, onPlain);
+    }
+
+    /**
+     * {@link #stream(String, JsonNode, String, Duration, Function, Function)} with any body: {@code body} is sent
+     * as {@code contentType} (a build context streams from the disk as a tar, for example). With
+     * {@code expectContinue} the body waits for the daemon's {@code 100 Continue}, which it sends only once it
+     * starts reading: a request it refuses first (a bad query, a tenant's rule) is answered before any of a
+     * large body is sent, rather than cut off while sending it.
+     */
+    <T> T stream(String path, Query query, HttpRequest.BodyPublisher body, String contentType, boolean expectContinue,
+                 String ndjson, Duration limit, Function<JsonNode, Optional<T>> onEvent, Function<JsonNode, T> onPlain) {
         String what = "POST " + path;
-        HttpRequest request = request(uri(path, null), limit).header("Accept", ndjson + ", application/json;q=0.5")
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(Wire.bytes(body))).build();
+        HttpRequest request = request(uri(path, query), limit).header("Accept", ndjson + ", application/json;q=0.5")
+                .header("Content-Type", contentType).expectContinue(expectContinue)
+                .POST(body).build();
         Lines lines = new Lines();
         CompletableFuture<HttpResponse<Void>> sent = client.sendAsync(request, info -> {
             lines.answered(info.statusCode(), info.headers().firstValue("Content-Type").orElse(""));
@@ -230,7 +243,7 @@ final class Http {
                 return onPlain.apply(parse(String.join("\n", plain), what));
             }
             if (last == null) {
-                throw unavailable(what, new IOException("the connection closed before the run's result arrived"));
+                throw unavailable(what, new IOException("the connection closed before the answer's last event arrived"));
             }
             return last;
         } catch (InterruptedException e) {

@@ -2,6 +2,7 @@ package io.paddock.client.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.paddock.ErrorCode;
+import io.paddock.Images;
 import io.paddock.Paddock;
 import io.paddock.Sandbox;
 import io.paddock.SandboxException;
@@ -45,9 +46,11 @@ final class RemotePaddock implements Paddock {
     static final int PAGE_SIZE = 1000;
 
     private final Http http;
+    private final RemoteImages images;
 
     private RemotePaddock(Http http) {
         this.http = http;
+        this.images = new RemoteImages(http);
     }
 
     static RemotePaddock connect(URI url, String token) {
@@ -130,6 +133,12 @@ final class RemotePaddock implements Paddock {
             }
         } while (pageToken != null);
         return out;
+    }
+
+    /** The daemon's images: its one store, shared by all its clients ({@link RemoteImages}). */
+    @Override
+    public Images images() {
+        return images;
     }
 
     /** Releases this client only; the daemon's sandboxes are not destroyed (see the class comment). */

@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.paddock.ErrorCode;
 import io.paddock.ExecRequest;
+import io.paddock.ImageInfo;
+import io.paddock.ImageListener;
 import io.paddock.Paddock;
 import io.paddock.Sandbox;
 import io.paddock.SandboxException;
@@ -17,6 +19,7 @@ import io.paddock.code.CodePolicyException;
 import io.paddock.code.CodeResult;
 import io.paddock.code.internal.CodeWire;
 import io.paddock.wire.HttpStatus;
+import io.paddock.wire.ImageWire;
 import io.paddock.wire.Wire;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
@@ -68,6 +71,7 @@ public final class ApiHandler extends Handler.Abstract {
     private final ScheduledExecutorService pinger;
     private final CodeRegistry code;
     private final CodeApi codeApi;
+    private final ImageApi imageApi;
     private final Tenancy tenancy;
 
     public ApiHandler(Paddock paddock, AuthGuard auth, Tenancy tenancy, Limits limits, byte[] openapi, String version,
@@ -86,6 +90,7 @@ public final class ApiHandler extends Handler.Abstract {
         this.pinger = pinger;
         this.code = code;
         this.codeApi = new CodeApi(code);
+        this.imageApi = new ImageApi(paddock, tenancy, limits);
     }
 
     @Override
@@ -229,6 +234,128 @@ public final class ApiHandler extends Handler.Abstract {
                 Sandbox sb = sandbox(caller, m);
                 JsonNode body = "POST".equals(method) && m.route() != Route.RESTART_CONTEXT ? readJson(request) : null;
                 reply(response, callback, codeApi.handle(m.route(), m.params(), sb, body));
+            }
+            case LIST_IMAGES -> json(response, callback, 200, imageApi.list());
+            case GET_IMAGE -> json(response, callback, 200, imageApi.inspect(ImageApi.ref(single(query, "ref"))));
+            case DELETE_IMAGE -> {
+                imageApi.remove(caller, ImageApi.ref(single(query, "ref")));
+                noContent(response, callback);
+            }
+            case PRUNE_IMAGES -> json(response, callback, 200, imageApi.prune(caller));
+            case PULL_IMAGE -> imageOperation(request, response, callback, imageApi.pull(caller, readJson(request)));
+            case PUSH_IMAGE -> imageOperation(request, response, callback, imageApi.push(caller, readJson(request)));
+            case BUILD_IMAGE -> {
+                ImageApi.BuildRequest r = beforeUpload(request, () -> imageApi.buildRequest(caller, values(query, "tag"),
+                        single(query, "dockerfile"), values(query, "build_arg")));
+                try (ContextTar context = readContext(request)) {
+                    imageOperation(request, response, callback, imageApi.build(r, context));
+                }
+            }
+            case BUILD_IMAGE_SPEC -> {
+                ImageApi.BuildRequest r = beforeUpload(request, () -> imageApi.buildRequest(caller, values(query, "tag"),
+                        null, List.of()));
+                try (ContextTar context = readContext(request)) {
+                    imageOperation(request, response, callback, imageApi.buildSpec(r.tags(), context));
+                }
+            }
+        }
+    }
+
+    // ---- images ----
+
+    /**
+     * Runs a pull, push or build: answered with its {@code ImageInfo}, or, when the client asks for
+     * {@code application/x-ndjson}, streamed as progress events ({@link ImageStream}), as a code run is. A
+     * failure before the first event is thrown, so it gets its usual status and body; a later one becomes the
+     * stream's {@code error} event.
+     */
+    private void imageOperation(Request request, Response response, Callback callback, ImageApi.Operation op) {
+        if (!NdjsonStream.asked(request)) {
+            json(response, callback, 200, ImageWire.json(op.run(ImageListener.NONE)));
+            return;
+        }
+        ImageStream stream = new ImageStream(response, pinger, limits.idleTimeout().dividedBy(3));
+        try {
+            ImageInfo image;
+            try {
+                image = op.run(stream);
+            } catch (RuntimeException e) {
+                if (stream.abandonIfUnstarted()) {
+                    throw e;
+                }
+                stream.failed(failure(request, e).body(), callback);
+                return;
+            }
+            stream.done(image, callback);
+        } finally {
+            stream.close(); // no more heartbeats, whatever happened
+        }
+    }
+
+    /**
+     * Unpacks a build context body (a tar) into a fresh directory, with the upload limits: 413 from
+     * Content-Length up front and again while streaming, 408 for a body under the minimum rate.
+     */
+    private ContextTar readContext(Request request) throws IOException {
+        long length = request.getLength();
+        if (length > limits.maxUploadBytes()) {
+            throw HttpError.tooLarge("the build context", limits.maxUploadBytes());
+        }
+        ContextTar context;
+        try (BodyStream body = uploadBody(request, "the build context")) {
+            try {
+                context = ContextTar.receive(body, limits.maxUploadBytes()); // reads the body to its end
+            } catch (HttpError e) {
+                throw e; // over the limit or too slow: the connection closes
+            } catch (RuntimeException e) {
+                drain(request, body); // a context refused part-way (400): the client still sending it sees why
+                throw e;
+            }
+        }
+        request.setAttribute(BODY_READ, Boolean.TRUE);
+        return context;
+    }
+
+    /** The checks of an upload's query, made before its body is read; a refusal drains the body first ({@link #drain}). */
+    private <T> T beforeUpload(Request request, Supplier<T> checks) {
+        try {
+            return checks.get();
+        } catch (RuntimeException e) {
+            drain(request, null);
+            throw e;
+        }
+    }
+
+    private BodyStream uploadBody(Request request, String what) {
+        return new BodyStream(Content.Source.asInputStream(request), limits.maxUploadBytes(), what,
+                limits.idleTimeout().toNanos(), limits.minUploadRate());
+    }
+
+    /**
+     * Reads and discards what is left of an authenticated upload the daemon refuses (a build's bad query, a
+     * tenant's tag, a context refused part-way), within the upload limits, before answering. A client that
+     * streams the body (the remote SDK) would otherwise meet a reset connection while still sending, and never
+     * see the answer (java.net.http also cannot wait for {@code 100 Continue} here: it hangs on a final
+     * answer). Refusals before authentication are never drained. A body over the limit or too slow is given up
+     * on: the connection then closes, as for any refusal before the body was read.
+     */
+    private void drain(Request request, BodyStream started) {
+        if (!carriesBody(request) || request.getLength() > limits.maxUploadBytes()) {
+            return;
+        }
+        BodyStream body = started != null ? started : uploadBody(request, "the request body");
+        try {
+            body.transferTo(OutputStream.nullOutputStream());
+            request.setAttribute(BODY_READ, Boolean.TRUE);
+        } catch (IOException | RuntimeException e) {
+            // given up: the answer says Connection: close
+        } finally {
+            if (started == null) {
+                try {
+                    body.close();
+                } catch (IOException ignored) {
+                    // the answer goes out either way
+                }
             }
         }
     }

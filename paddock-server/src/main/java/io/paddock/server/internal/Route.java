@@ -45,7 +45,15 @@ public enum Route {
     CREATE_SHELL("POST", "/v1/sandboxes/{id}/code/shells"),
     GET_SHELL("GET", "/v1/sandboxes/{id}/code/shells/{shell}"),
     DELETE_SHELL("DELETE", "/v1/sandboxes/{id}/code/shells/{shell}"),
-    SHELL_EXEC("POST", "/v1/sandboxes/{id}/code/shells/{shell}/exec");
+    SHELL_EXEC("POST", "/v1/sandboxes/{id}/code/shells/{shell}/exec"),
+    LIST_IMAGES("GET", "/v1/images"),
+    GET_IMAGE("GET", "/v1/image"),
+    DELETE_IMAGE("DELETE", "/v1/image"),
+    PULL_IMAGE("POST", "/v1/images/pull"),
+    PUSH_IMAGE("POST", "/v1/images/push"),
+    BUILD_IMAGE("POST", "/v1/images/build"),
+    BUILD_IMAGE_SPEC("POST", "/v1/images/build-spec"),
+    PRUNE_IMAGES("POST", "/v1/images/prune");
 
     private final String method;
     private final String template;

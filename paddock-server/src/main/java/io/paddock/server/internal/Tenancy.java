@@ -29,7 +29,11 @@ import java.util.regex.Pattern;
  *       back in every answer. Tenant names have no '-', so the mapping is one-to-one, and the operator may
  *       not create names in a tenant's prefix, so a tenant's create never meets a name it cannot see;</li>
  *   <li>a sandbox of someone else answers exactly what an unknown one does (404, same message);</li>
- *   <li>each tenant has at most {@code maxPerTenant} live sandboxes (429), counting creates in flight.</li>
+ *   <li>each tenant has at most {@code maxPerTenant} live sandboxes (429), counting creates in flight;</li>
+ *   <li>images are shared (one store per host): a tenant reads all of them, but writes names only in its own
+ *       namespace {@code <tenant>/…} (builds) or under a registry's name (pulls, never into another
+ *       tenant's namespace), removes only its own names, and never prunes ({@link #checkImageTags} and the
+ *       others).</li>
  * </ul>
  * Thread-safe: the tenant set is fixed; the per-tenant counters are atomic and checked under their own lock,
  * which is held only for the engine's in-memory list, never across a create.
@@ -191,6 +195,88 @@ public final class Tenancy {
 
     private static SandboxException noSandbox(String id) {
         return new SandboxException(ErrorCode.NOT_FOUND, "no sandbox " + Limits.shorten(id));
+    }
+
+    // ---- images ----
+    //
+    // Images are host-wide: the engine keeps one store, which every tenant reads (any tenant may list, inspect
+    // and run every stored image) and which names are written into. So a tenant writes names only where that
+    // cannot change what someone else runs: its builds are named in its own namespace '<tenant>/…', its pulls
+    // under the registry they came from (which vouches for them), never in another tenant's namespace; it may
+    // remove only its own namespace's names, and never prune. The operator may do everything.
+
+    /** The namespace a tenant's images are named in: {@code <tenant>/}. */
+    public static String imageNamespace(String tenant) {
+        return tenant + "/";
+    }
+
+    /** The names a build would write: a tenant's must all be in its namespace (PERMISSION_DENIED otherwise). */
+    public void checkImageTags(Caller caller, java.util.List<String> tags) {
+        if (caller.isOperator()) {
+            return;
+        }
+        String tenant = caller.tenant().orElseThrow();
+        for (String tag : tags) {
+            String name = io.paddock.image.internal.ImageService.canonicalName(tag);
+            if (!name.startsWith(imageNamespace(tenant))) {
+                throw new SandboxException(ErrorCode.PERMISSION_DENIED, "tag: tenant '" + tenant + "' names its"
+                        + " images under '" + imageNamespace(tenant) + "' (for example " + imageNamespace(tenant)
+                        + "app:1), not '" + Limits.shorten(tag) + "': images are shared by every tenant of this daemon");
+            }
+        }
+    }
+
+    /** The name a pull would write: a tenant's may not fall in another tenant's namespace (PERMISSION_DENIED). */
+    public void checkImagePull(Caller caller, String reference) {
+        if (caller.isOperator()) {
+            return;
+        }
+        String name = io.paddock.image.internal.ImageService.canonicalName(reference);
+        int slash = name.indexOf('/');
+        String first = slash < 0 ? "" : name.substring(0, slash);
+        if (tenants.contains(first) && !caller.tenant().orElseThrow().equals(first)) {
+            throw new SandboxException(ErrorCode.PERMISSION_DENIED, "ref: '" + Limits.shorten(reference)
+                    + "' would be stored as '" + Limits.shorten(name) + "', in the namespace of another tenant");
+        }
+    }
+
+    /**
+     * Plain-HTTP registries are the operator's: the daemon connects where a pull or push names, so a tenant's
+     * plain-HTTP request could make it talk to services on its own host or network (ATTACKS.md A65). A tenant
+     * uses HTTPS registries; the operator may name any.
+     */
+    public void checkRegistryAuth(Caller caller, io.paddock.RegistryAuth auth) {
+        if (!caller.isOperator() && auth.isInsecure()) {
+            throw new SandboxException(ErrorCode.PERMISSION_DENIED, "insecure: plain-HTTP registries are the"
+                    + " operator's to use; a tenant's pulls and pushes go to HTTPS registries");
+        }
+    }
+
+    /** Removing a name: a tenant may remove only names in its own namespace (PERMISSION_DENIED otherwise). */
+    public void checkImageRemove(Caller caller, String reference) {
+        if (caller.isOperator()) {
+            return;
+        }
+        String tenant = caller.tenant().orElseThrow();
+        String name;
+        try {
+            name = io.paddock.image.internal.ImageService.canonicalName(reference);
+        } catch (SandboxException e) {
+            name = reference; // an id or a short id: not a name in the tenant's namespace
+        }
+        if (!name.startsWith(imageNamespace(tenant))) {
+            throw new SandboxException(ErrorCode.PERMISSION_DENIED, "tenant '" + tenant + "' may remove only its own"
+                    + " images, named under '" + imageNamespace(tenant) + "'; '" + Limits.shorten(reference)
+                    + "' is not (images are shared by every tenant of this daemon: ask its operator)");
+        }
+    }
+
+    /** Pruning deletes what no image names, for every tenant at once: the operator's alone. */
+    public void checkImagePrune(Caller caller) {
+        if (!caller.isOperator()) {
+            throw new SandboxException(ErrorCode.PERMISSION_DENIED, "pruning images is the operator's: the image"
+                    + " store is shared by every tenant of this daemon");
+        }
     }
 
     // ---- views ----

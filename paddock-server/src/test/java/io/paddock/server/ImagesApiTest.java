@@ -1,0 +1,439 @@
+package io.paddock.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.paddock.wire.Wire;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+import org.apache.commons.compress.archivers.tar.TarConstants;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URLEncoder;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.stream.Stream;
+
+import static io.paddock.server.Fixture.json;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The image endpoints over a real daemon and engine on loopback, with a real registry ({@code docker-registry})
+ * holding a busybox image made by umoci: pull (plain and streamed), list, inspect, remove (refused while a
+ * sandbox uses the image), a Dockerfile build whose context is a tar body, streamed progress, the tenants'
+ * rules, hostile contexts, and every answer against openapi.json's schemas.
+ */
+class ImagesApiTest {
+    private static final String RUN = UUID.randomUUID().toString().substring(0, 8);
+    private static final String ALICE = newToken();
+    private static final String BOB = newToken();
+    private static TestRegistry registry;
+    private static Fixture f;
+    private static JsonNode doc;
+    private static SchemaChecker schemas;
+    /** The pulled busybox: {@code 127.0.0.1:<port>/paddock-test/busybox-<run>:1}. */
+    private static String base;
+    private static final List<String> made = new ArrayList<>();
+
+    @BeforeAll
+    static void start() throws IOException {
+        registry = TestRegistry.start();
+        registry.pushBusybox("paddock-test/busybox-" + RUN + ":1");
+        base = registry.host() + "/paddock-test/busybox-" + RUN + ":1";
+        f = Fixture.start(b -> b.tenant("alice", ALICE).tenant("bob", BOB).maxFailedAuthPerMinutePerIp(100_000), 1000);
+        doc = Wire.parse(Files.readAllBytes(Path.of("src/main/resources/io/paddock/server/openapi.json")));
+        schemas = new SchemaChecker(doc);
+        HttpResponse<String> pulled = post(f.token, "/v1/images/pull", "{\"ref\":\"" + base + "\",\"insecure\":true}");
+        assertThat(pulled.statusCode()).as(pulled.body()).isEqualTo(200);
+        made.add(base);
+    }
+
+    @AfterAll
+    static void stop() {
+        try {
+            if (f != null) {
+                for (String ref : made) {
+                    try {
+                        f.paddock.images().remove(ref);
+                    } catch (RuntimeException gone) {
+                        // removed by the test, or never made
+                    }
+                }
+                f.close();
+            }
+        } finally {
+            if (registry != null) {
+                registry.close();
+            }
+        }
+    }
+
+    private static String newToken() {
+        byte[] raw = new byte[32];
+        new SecureRandom().nextBytes(raw);
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(raw);
+    }
+
+    private static String q(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8);
+    }
+
+    private static HttpRequest.Builder as(String token, String pathAndQuery) {
+        return HttpRequest.newBuilder(f.uri(pathAndQuery)).timeout(java.time.Duration.ofSeconds(120))
+                .header("Authorization", "Bearer " + token);
+    }
+
+    private static HttpResponse<String> post(String token, String path, String json) {
+        return f.send(as(token, path).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json)).build());
+    }
+
+    private static HttpResponse<String> get(String token, String path) {
+        return f.send(as(token, path).GET().build());
+    }
+
+    private static HttpResponse<String> delete(String token, String path) {
+        return f.send(as(token, path).DELETE().build());
+    }
+
+    private static HttpResponse<String> build(String token, String pathAndQuery, byte[] tar, boolean streamed) {
+        HttpRequest.Builder b = as(token, pathAndQuery).header("Content-Type", "application/x-tar")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(tar));
+        if (streamed) {
+            b.header("Accept", "application/x-ndjson");
+        }
+        return f.send(b.build());
+    }
+
+    /** Asserts the status is documented for the operation and the (JSON) body matches its schema. */
+    private static JsonNode conforms(String method, String template, HttpResponse<String> r) {
+        JsonNode op = doc.get("paths").get(template).get(method.toLowerCase());
+        JsonNode response = schemas.resolve(op.get("responses").get(Integer.toString(r.statusCode())));
+        assertThat(response).as(method + " " + template + " documents " + r.statusCode() + " (" + r.body() + ")").isNotNull();
+        JsonNode content = response.get("content");
+        if (content == null) {
+            assertThat(r.body()).isEmpty();
+            return null;
+        }
+        assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("application/json"));
+        JsonNode body = json(r);
+        assertThat(schemas.check(content.get("application/json").get("schema"), body)).as(r.body()).isEmpty();
+        return body;
+    }
+
+    /** The events of a streamed answer, each checked against {@code ImageEvent}; the last is {@code done}. */
+    private static List<JsonNode> events(HttpResponse<String> r) {
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        assertThat(r.headers().firstValue("Content-Type")).hasValueSatisfying(v -> assertThat(v).startsWith("application/x-ndjson"));
+        List<JsonNode> events = new ArrayList<>();
+        for (String line : r.body().split("\n")) {
+            if (line.isEmpty()) {
+                continue; // a heartbeat
+            }
+            JsonNode e = Wire.parse(line.getBytes(StandardCharsets.UTF_8));
+            assertThat(schemas.check(doc.at("/components/schemas/ImageEvent"), e)).as(line).isEmpty();
+            events.add(e);
+        }
+        assertThat(events.get(events.size() - 1).get("type").asText()).as(r.body()).isEqualTo("done");
+        return events;
+    }
+
+    private static void assertError(HttpResponse<String> r, int status, String code, String... inMessage) {
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(status);
+        JsonNode e = json(r).get("error");
+        assertThat(e.get("code").asText()).as(r.body()).isEqualTo(code);
+        if (inMessage.length > 0) {
+            assertThat(e.get("message").asText()).as(r.body()).contains(inMessage);
+        }
+    }
+
+    @Test
+    void pullListInspectAndRemoveAnswerAsDocumented() {
+        JsonNode info = conforms("POST", "/v1/images/pull", post(f.token, "/v1/images/pull",
+                "{\"ref\":\"" + base + "\",\"insecure\":true}"));
+        assertThat(info.get("names").toString()).contains(base);
+        assertThat(info.get("env").toString()).contains("GREETING=umoci");
+        String id = info.get("id").asText();
+
+        // streamed: every line an ImageEvent, the layers reported (already here: cached), the image last
+        List<JsonNode> events = events(f.send(as(f.token, "/v1/images/pull").header("Content-Type", "application/json")
+                .header("Accept", "application/x-ndjson")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"ref\":\"" + base + "\",\"insecure\":true}")).build()));
+        assertThat(events).anySatisfy(e -> {
+            assertThat(e.get("type").asText()).isEqualTo("layer");
+            assertThat(e.get("complete").asBoolean()).isTrue();
+        });
+        assertThat(events.get(events.size() - 1).get("image").get("id").asText()).isEqualTo(id);
+
+        JsonNode list = conforms("GET", "/v1/images", get(f.token, "/v1/images"));
+        assertThat(list.get("images").findValues("id").stream().map(JsonNode::asText)).contains(id);
+        // a tenant sees the host's images too
+        assertThat(conforms("GET", "/v1/images", get(ALICE, "/v1/images")).get("images").toString()).contains(base);
+
+        assertThat(conforms("GET", "/v1/image", get(f.token, "/v1/image?ref=" + q(base))).get("id").asText()).isEqualTo(id);
+        assertThat(conforms("GET", "/v1/image", get(f.token, "/v1/image?ref=" + q(id))).get("id").asText()).isEqualTo(id);
+        assertThat(conforms("GET", "/v1/image", get(BOB, "/v1/image?ref=" + q(id.substring(7, 19)))).get("id").asText()).isEqualTo(id);
+        assertError(get(f.token, "/v1/image?ref=" + q("paddock-test/none-" + RUN + ":1")), 404, "NOT_FOUND");
+        conforms("GET", "/v1/image", get(f.token, "/v1/image?ref=" + q("paddock-test/none-" + RUN + ":1")));
+        assertError(get(f.token, "/v1/image"), 400, "INVALID_ARGUMENT", "ref");
+        conforms("DELETE", "/v1/image", delete(f.token, "/v1/image?ref=" + q("paddock-test/none-" + RUN + ":1")));
+
+        // a second name for the same image: removing it removes only the name
+        String second = registry.host() + "/paddock-test/busybox-" + RUN + ":second";
+        registry.pushBusybox("paddock-test/busybox-" + RUN + ":second");
+        made.add(second);
+        conforms("POST", "/v1/images/pull", post(f.token, "/v1/images/pull", "{\"ref\":\"" + second + "\",\"insecure\":true}"));
+        conforms("DELETE", "/v1/image", delete(f.token, "/v1/image?ref=" + q(second)));
+        assertThat(get(f.token, "/v1/image?ref=" + q(second)).statusCode()).isEqualTo(404);
+        assertThat(get(f.token, "/v1/image?ref=" + q(base)).statusCode()).isEqualTo(200);
+
+        // bad requests name their field; a tag the registry lacks is 404
+        assertError(post(f.token, "/v1/images/pull", "{\"ref\":\"" + base + "\",\"config_file\":\"/root/.docker/config.json\"}"),
+                400, "INVALID_ARGUMENT", "config_file");
+        assertError(post(f.token, "/v1/images/pull", "{\"ref\":\"" + base + "\",\"username\":\"u\"}"), 400, "INVALID_ARGUMENT", "password");
+        HttpResponse<String> missing = post(f.token, "/v1/images/pull", "{\"ref\":\"" + registry.host()
+                + "/paddock-test/none-" + RUN + ":1\",\"insecure\":true}");
+        assertThat(missing.statusCode()).as(missing.body()).isEqualTo(404);
+        conforms("POST", "/v1/images/pull", missing);
+        // push: to the registry, read back there
+        JsonNode pushed = conforms("POST", "/v1/images/push", post(f.token, "/v1/images/push", "{\"ref\":\"" + base
+                + "\",\"target\":\"" + registry.host() + "/paddock-test/pushed-" + RUN + ":1\",\"insecure\":true}"));
+        assertThat(pushed.get("id").asText()).isEqualTo(id);
+        assertThat(registry.has("paddock-test/pushed-" + RUN, "1")).isTrue();
+        conforms("POST", "/v1/images/push", post(f.token, "/v1/images/push", "{\"ref\":\"paddock-test/none-" + RUN
+                + ":1\",\"target\":\"" + registry.host() + "/x:1\",\"insecure\":true}"));
+    }
+
+    @Test
+    void anImageInUseIsNotRemoved() {
+        JsonNode sb = f.createSandbox(",\"image\":\"" + base + "\"");
+        assertThat(sb.get("image").asText()).isEqualTo(base);
+        String path = "/v1/sandboxes/" + sb.get("id").asText();
+        JsonNode r = json(f.post(path + "/exec", "{\"argv\":[\"sh\",\"-c\",\"cat /hello.txt; echo $GREETING\"]}"));
+        assertThat(new String(Base64.getDecoder().decode(r.get("stdout").asText()), StandardCharsets.UTF_8))
+                .isEqualTo("hello-from-umoci\numoci\n");
+        HttpResponse<String> refused = delete(f.token, "/v1/image?ref=" + q(base));
+        assertError(refused, 409, "FAILED_PRECONDITION", "in use");
+        conforms("DELETE", "/v1/image", refused);
+        assertThat(f.delete(path).statusCode()).isEqualTo(204);
+    }
+
+    private static byte[] context(String extraDockerfileLines) {
+        return new Tar().file("Dockerfile", "FROM " + base + "\nCOPY hello.txt /opt/hello.txt\n"
+                        + "RUN echo building-" + RUN + " && echo hi > /x\n" + extraDockerfileLines)
+                .file("hello.txt", "copied-" + RUN + "\n").bytes();
+    }
+
+    @Test
+    void aDockerfileBuildStreamsItsProgressAndMakesARunnableImage() {
+        String tag = "paddock-test/built-" + RUN + ":1";
+        made.add(tag);
+        // the last step is this test's own, so it runs (the others may come from the cache) and prints the build arg
+        String last = "ARG NUMBER\nRUN echo streamed-$NUMBER-" + RUN + "\n";
+        List<JsonNode> events = events(build(f.token, "/v1/images/build?tag=" + q(tag) + "&build_arg=NUMBER%3D42",
+                context(last), true));
+        List<String> steps = events.stream().filter(e -> e.get("type").asText().equals("step"))
+                .map(e -> e.get("index").asInt() + "/" + e.get("count").asInt() + " " + e.get("description").asText()).toList();
+        assertThat(steps).anySatisfy(s -> assertThat(s).contains("COPY"))
+                .anySatisfy(s -> assertThat(s).contains("RUN echo building-" + RUN));
+        assertThat(events).as(events.toString()).anySatisfy(e -> assertThat(e.path("line").asText()).isEqualTo("streamed-42-" + RUN));
+        JsonNode image = events.get(events.size() - 1).get("image");
+        assertThat(image.get("names").toString()).contains(tag);
+
+        JsonNode sb = f.createSandbox(",\"image\":\"" + tag + "\"");
+        JsonNode r = json(f.post("/v1/sandboxes/" + sb.get("id").asText() + "/exec", "{\"argv\":[\"cat\",\"/x\",\"/opt/hello.txt\"]}"));
+        assertThat(new String(Base64.getDecoder().decode(r.get("stdout").asText()), StandardCharsets.UTF_8))
+                .isEqualTo("hi\ncopied-" + RUN + "\n");
+        f.delete("/v1/sandboxes/" + sb.get("id").asText());
+
+        // the same build again, as one JSON answer: every step cached
+        JsonNode again = conforms("POST", "/v1/images/build", build(f.token, "/v1/images/build?tag=" + q(tag)
+                + "&build_arg=NUMBER%3D42", context(last), false));
+        assertThat(again.get("id").asText()).isEqualTo(image.get("id").asText());
+        conforms("DELETE", "/v1/image", delete(f.token, "/v1/image?ref=" + q(tag)));
+        assertThat(get(f.token, "/v1/image?ref=" + q(tag)).statusCode()).isEqualTo(404);
+
+        // a FROM that is not here: 404, before any step runs
+        HttpResponse<String> noBase = build(f.token, "/v1/images/build?tag=" + q(tag), new Tar()
+                .file("Dockerfile", "FROM paddock-test/none-" + RUN + ":1\nRUN true\n").bytes(), false);
+        assertError(noBase, 404, "NOT_FOUND");
+        conforms("POST", "/v1/images/build", noBase);
+    }
+
+    @Test
+    void tenantsNameImagesOnlyInTheirNamespaceAndNeitherRemoveOthersNorPrune() {
+        HttpResponse<String> outside = build(ALICE, "/v1/images/build?tag=" + q("app-" + RUN + ":1"), context(""), false);
+        assertError(outside, 403, "PERMISSION_DENIED", "alice/");
+        conforms("POST", "/v1/images/build", outside);
+        // refused before the context is unpacked, but after its body is read: a client streaming it sees the answer
+        assertThat(outside.headers().firstValue("Connection")).isEmpty();
+
+        String mine = "alice/app-" + RUN + ":1";
+        made.add(mine);
+        JsonNode built = conforms("POST", "/v1/images/build", build(ALICE, "/v1/images/build?tag=" + q(mine), context(""), false));
+        assertThat(built.get("names").toString()).contains(mine);
+
+        assertError(delete(BOB, "/v1/image?ref=" + q(mine)), 403, "PERMISSION_DENIED");
+        HttpResponse<String> notHers = delete(ALICE, "/v1/image?ref=" + q(base));
+        assertError(notHers, 403, "PERMISSION_DENIED");
+        conforms("DELETE", "/v1/image", notHers);
+        assertError(delete(ALICE, "/v1/image?ref=" + q(built.get("id").asText())), 403, "PERMISSION_DENIED");
+        HttpResponse<String> prune = post(ALICE, "/v1/images/prune", "{}");
+        assertError(prune, 403, "PERMISSION_DENIED", "operator");
+        conforms("POST", "/v1/images/prune", prune);
+        // a pull that would land in another tenant's namespace is refused before the registry is asked
+        assertError(post(BOB, "/v1/images/pull", "{\"ref\":\"docker.io/alice/app-" + RUN + ":1\"}"), 403, "PERMISSION_DENIED");
+        // a tenant may not make the daemon speak plain HTTP (A65: it would reach services on the daemon's host)
+        HttpResponse<String> plain = post(BOB, "/v1/images/pull", "{\"ref\":\"" + base + "\",\"insecure\":true}");
+        assertError(plain, 403, "PERMISSION_DENIED", "plain-HTTP");
+        conforms("POST", "/v1/images/pull", plain);
+        assertError(post(BOB, "/v1/images/push", "{\"ref\":\"" + base + "\",\"target\":\"" + base
+                + "-copy\",\"insecure\":true}"), 403, "PERMISSION_DENIED", "plain-HTTP");
+
+        conforms("DELETE", "/v1/image", delete(ALICE, "/v1/image?ref=" + q(mine)));
+        assertThat(get(ALICE, "/v1/image?ref=" + q(mine)).statusCode()).isEqualTo(404);
+        assertThat(get(ALICE, "/v1/image?ref=" + q(base)).statusCode()).isEqualTo(200);
+    }
+
+    private static Set<Path> contextDirs() {
+        try (Stream<Path> s = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+            return new HashSet<>(s.filter(p -> p.getFileName().toString().startsWith("paddock-context-")).toList());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Test
+    void hostileContextsAreRefusedAndWriteNothingOutside() {
+        Set<Path> before = contextDirs();
+        String tag = "?tag=" + q("paddock-test/evil-" + RUN + ":1");
+        Path slip = Path.of("/tmp/paddock-slip-" + RUN);
+        Path viaLink = Path.of("/tmp/paddock-link-" + RUN);
+        Path absolute = Path.of("/tmp/paddock-abs-" + RUN);
+
+        HttpResponse<String> r = build(f.token, "/v1/images/build" + tag, new Tar().file("Dockerfile", "FROM " + base + "\n")
+                .file("../../../../../../.." + slip, "x").bytes(), false);
+        assertError(r, 400, "INVALID_ARGUMENT", "the build context");
+        conforms("POST", "/v1/images/build", r);
+        assertError(build(f.token, "/v1/images/build" + tag, new Tar().symlink("esc", "/tmp")
+                .file("esc/" + viaLink.getFileName(), "x").bytes(), false), 400, "INVALID_ARGUMENT", "symlink");
+        // an absolute name lands inside the context (as tar does), so the build finds no Dockerfile there
+        assertError(build(f.token, "/v1/images/build" + tag, new Tar().file(absolute.toString(), "x").bytes(), false),
+                400, "INVALID_ARGUMENT", "Dockerfile");
+        assertError(build(f.token, "/v1/images/build" + tag, new Tar().symlink("Dockerfile", "/etc/passwd").bytes(), false),
+                400, "INVALID_ARGUMENT", "outside");
+        assertError(build(f.token, "/v1/images/build" + tag, new Tar().file("Dockerfile", "FROM " + base + "\n")
+                .symlink(".dockerignore", "/etc/shadow").bytes(), false), 400, "INVALID_ARGUMENT", "outside");
+        assertError(build(f.token, "/v1/images/build" + tag + "&dockerfile=" + q("../etc/passwd"),
+                new Tar().bytes(), false), 400, "INVALID_ARGUMENT", "dockerfile");
+        assertError(build(f.token, "/v1/images/build" + tag, new Tar().file(".wh.x", "").bytes(), false),
+                400, "INVALID_ARGUMENT", "whiteout");
+        assertError(build(f.token, "/v1/images/build" + tag, "{}".getBytes(StandardCharsets.UTF_8), false), 400, "INVALID_ARGUMENT");
+        // COPY through a symlink that leads out: the engine refuses it
+        assertError(build(f.token, "/v1/images/build" + tag, new Tar().file("Dockerfile", "FROM " + base + "\nCOPY etc/passwd /p\n")
+                .symlink("etc", "/etc").bytes(), false), 400, "INVALID_ARGUMENT", "outside");
+
+        // build-spec: a local source must be the file itself, under a real local-<n> directory
+        String spec = "{\"steps\":[{\"type\":\"from\",\"base\":\"" + base + "\"},"
+                + "{\"type\":\"copy\",\"source\":\"local-0/passwd\",\"dest\":\"/p\",\"chown\":null}]}";
+        HttpResponse<String> specLink = build(f.token, "/v1/images/build-spec" + tag, new Tar().file("image.json", spec)
+                .symlink("local-0", "/etc").bytes(), false);
+        assertError(specLink, 400, "INVALID_ARGUMENT", "source");
+        conforms("POST", "/v1/images/build-spec", specLink);
+        assertError(build(f.token, "/v1/images/build-spec" + tag, new Tar().file("image.json", spec)
+                .symlink("local-0/passwd", "/etc/passwd").bytes(), false), 400, "INVALID_ARGUMENT", "symlink");
+        assertError(build(f.token, "/v1/images/build-spec" + tag, new Tar().file("local-0/passwd", "x").bytes(), false),
+                400, "INVALID_ARGUMENT", "image.json");
+
+        assertThat(slip).doesNotExist();
+        assertThat(viaLink).doesNotExist();
+        assertThat(absolute).doesNotExist();
+        assertThat(get(f.token, "/v1/image?ref=" + q("paddock-test/evil-" + RUN + ":1")).statusCode()).isEqualTo(404);
+        Set<Path> left = contextDirs();
+        left.removeAll(before);
+        assertThat(left).as("unpacked contexts are deleted").isEmpty();
+    }
+
+    @Test
+    void aContextOverTheUploadLimitIs413() throws IOException {
+        try (PaddockServer small = PaddockServer.start(ServerOptions.builder().port(0).token(f.token)
+                .maxUploadBytes(64 * 1024).build(), f.paddock)) {
+            byte[] big = new Tar().file("Dockerfile", "FROM " + base + "\n").file("big", "x".repeat(256 * 1024)).bytes();
+            String head = "POST /v1/images/build?tag=" + q("paddock-test/big-" + RUN + ":1") + " HTTP/1.1\r\nHost: x\r\n"
+                    + "Authorization: Bearer " + f.token + "\r\nContent-Type: application/x-tar\r\n";
+            RawHttp.Reply announced = RawHttp.exchange(small.url(), head + "Content-Length: " + big.length,
+                    out -> out.write(big), 10_000);
+            assertThat(announced.status()).as(announced.body()).isEqualTo(413);
+            assertThat(announced.body()).contains("RESOURCE_EXHAUSTED", "build context");
+            RawHttp.Reply chunked = RawHttp.exchange(small.url(), head + "Transfer-Encoding: chunked", out -> {
+                for (int at = 0; at < big.length; at += 0x4000) {
+                    int n = Math.min(0x4000, big.length - at);
+                    out.write((Integer.toHexString(n) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+                    out.write(big, at, n);
+                    out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
+                }
+                out.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            }, 10_000);
+            assertThat(chunked.status()).as(chunked.body()).isEqualTo(413);
+            assertThat(chunked.body()).contains("RESOURCE_EXHAUSTED", "build context");
+        }
+    }
+
+    /** A tar written entry by entry, names kept exactly as given (absolute and {@code ..} included). */
+    static final class Tar {
+        private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+        private final TarArchiveOutputStream tar = new TarArchiveOutputStream(out);
+
+        Tar() {
+            tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
+        }
+
+        Tar file(String name, String content) {
+            byte[] b = content.getBytes(StandardCharsets.UTF_8);
+            TarArchiveEntry e = new TarArchiveEntry(name, true);
+            e.setSize(b.length);
+            e.setMode(0644);
+            return put(e, b);
+        }
+
+        Tar symlink(String name, String target) {
+            TarArchiveEntry e = new TarArchiveEntry(name, TarConstants.LF_SYMLINK, true);
+            e.setLinkName(target);
+            return put(e, new byte[0]);
+        }
+
+        private Tar put(TarArchiveEntry e, byte[] content) {
+            try {
+                tar.putArchiveEntry(e);
+                tar.write(content);
+                tar.closeArchiveEntry();
+            } catch (IOException ex) {
+                throw new UncheckedIOException(ex);
+            }
+            return this;
+        }
+
+        byte[] bytes() {
+            try {
+                tar.close();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            return out.toByteArray();
+        }
+    }
+}
