@@ -32,7 +32,8 @@ class ArchitectureTest {
 
     @Test
     void onlyTheHostPackageSpawnsProcessesOrSignalsHostPids() {
-        noClasses().that().resideOutsideOfPackage("io.paddock.runtime.internal.host..")
+        // The testkit drives tests (it starts a registry, for one) and never ships in Paddock itself.
+        noClasses().that().resideOutsideOfPackages("io.paddock.runtime.internal.host..", "io.paddock.testkit..")
                 .should().callConstructor(ProcessBuilder.class, String[].class)
                 .orShould().callConstructor(ProcessBuilder.class, java.util.List.class)
                 .orShould().callMethod(Runtime.class, "exec", String.class)

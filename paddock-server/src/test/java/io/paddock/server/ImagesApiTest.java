@@ -1,5 +1,6 @@
 package io.paddock.server;
 
+import io.paddock.testkit.TestRegistry;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.paddock.wire.Wire;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;

@@ -1,5 +1,6 @@
 package io.paddock.client.internal;
 
+import io.paddock.testkit.TestRegistry;
 import io.paddock.ByteSize;
 import io.paddock.ErrorCode;
 import io.paddock.ExecResult;

@@ -1,5 +1,6 @@
 package io.paddock.client.internal;
 
+import io.paddock.testkit.TestRegistry;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.junit.jupiter.api.Test;

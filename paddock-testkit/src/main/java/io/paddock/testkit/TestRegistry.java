@@ -1,4 +1,4 @@
-package io.paddock.client.internal;
+package io.paddock.testkit;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -25,11 +25,10 @@ import static org.junit.jupiter.api.Assertions.fail;
  * http on a free 127.0.0.1 port and storing into a temporary directory; {@link #pushBusybox} puts a small
  * image there the way the acceptance scripts do (an OCI layout made by {@code umoci} from busybox-static,
  * copied by {@code skopeo}). {@link #close()} kills it and removes the directory. Missing tools are installed
- * with apt-get when the tests run as root; otherwise the test fails saying how (never skipped). The same
- * fixture as paddock-server's tests (test code is not shared between modules), plus a registry that wants a
- * password ({@link #startWithHtpasswd}).
+ * with apt-get when the tests run as root; otherwise the test fails saying how (never skipped). Shared by the
+ * daemon's and the remote SDK's tests; a registry that wants a password too ({@link #startWithHtpasswd}).
  */
-final class TestRegistry implements AutoCloseable {
+public final class TestRegistry implements AutoCloseable {
     private static final List<String> TOOLS = List.of("docker-registry", "skopeo", "umoci", "busybox", "htpasswd");
     private static final String INSTALL = "apt-get install -y docker-registry skopeo umoci busybox-static apache2-utils";
 
@@ -46,12 +45,12 @@ final class TestRegistry implements AutoCloseable {
         this.credentials = credentials;
     }
 
-    static TestRegistry start() {
+    public static TestRegistry start() {
         return start(null, null);
     }
 
     /** A registry that wants {@code user} and {@code password} (htpasswd, bcrypt) for everything. */
-    static TestRegistry startWithHtpasswd(String user, String password) {
+    public static TestRegistry startWithHtpasswd(String user, String password) {
         return start(user, password);
     }
 
@@ -97,7 +96,7 @@ final class TestRegistry implements AutoCloseable {
     }
 
     /** {@code 127.0.0.1:<port>}: the registry part of image references. */
-    String host() {
+    public String host() {
         return "127.0.0.1:" + port;
     }
 
@@ -106,7 +105,7 @@ final class TestRegistry implements AutoCloseable {
      * {@code sh cat ls echo test mkdir env true id rm sleep} linked to it, {@code /hello.txt} holding {@code hello-from-umoci}, and
      * {@code GREETING=umoci} in its environment.
      */
-    void pushBusybox(String repositoryAndTag) {
+    public void pushBusybox(String repositoryAndTag) {
         Path work = null;
         try {
             work = Files.createTempDirectory(dir, "umoci-");
@@ -139,7 +138,7 @@ final class TestRegistry implements AutoCloseable {
     }
 
     /** Whether the registry holds {@code repository:tag} (a manifest GET answers 200). */
-    boolean has(String repository, String tag) {
+    public boolean has(String repository, String tag) {
         try {
             HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://" + host() + "/v2/" + repository + "/manifests/" + tag))
                     .header("Accept", "application/vnd.oci.image.manifest.v1+json");
@@ -241,7 +240,7 @@ final class TestRegistry implements AutoCloseable {
     }
 
     /** Runs a tool, failing the test with its output when it exits non-zero. */
-    static void run(Path cwd, String... command) {
+    public static void run(Path cwd, String... command) {
         try {
             Process p = new ProcessBuilder(command).directory(cwd.toFile()).redirectErrorStream(true).start();
             p.getOutputStream().close();
@@ -278,7 +277,7 @@ final class TestRegistry implements AutoCloseable {
         deleteTree(dir);
     }
 
-    static void deleteTree(Path root) {
+    public static void deleteTree(Path root) {
         if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
