@@ -154,7 +154,7 @@ public abstract class OciTier implements SandboxRuntime {
 
             BundlePlan plan = plan(request, uids.firstId(slot), bundle);
             if (request.image().isPresent()) {
-                plan = mountImageRoot(id, request, plan, bundle, undo);
+                plan = mountImageRoot(id, request, plan, undo);
             }
             OciSpec spec = OciSpecBuilder.build(plan);
             Files.write(bundle.resolve("config.json"), JSON.writeValueAsBytes(spec));
@@ -200,8 +200,8 @@ public abstract class OciTier implements SandboxRuntime {
      * and work directories; the overlay of the image's id-mapped layers is mounted at {@code <state>/roots/<id>}.
      * Each step pushes its undo.
      */
-    private BundlePlan mountImageRoot(SandboxId id, StartRequest request, BundlePlan plan, Path bundle,
-                                      Deque<Runnable> undo) throws IOException {
+    private BundlePlan mountImageRoot(SandboxId id, StartRequest request, BundlePlan plan, Deque<Runnable> undo)
+            throws IOException {
         ImageRootfs image = request.image().orElseThrow();
         WritableLayers writable = host.writable();
         Optional<Path> preload = preloadLibrary();
