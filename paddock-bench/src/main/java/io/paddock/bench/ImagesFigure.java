@@ -8,11 +8,11 @@ import io.paddock.Sandbox;
 import io.paddock.SandboxSpec;
 import io.paddock.bench.Report.Figure;
 import io.paddock.bench.host.Host;
+import io.paddock.bench.host.LoopbackRegistry;
 import io.paddock.bench.host.Peers;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -104,18 +104,9 @@ final class ImagesFigure {
             f.peers.put("skopeo copy", "unavailable: docker-registry and skopeo are needed (apt-get install -y docker-registry skopeo)");
             return;
         }
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        Path regDir = Files.createDirectories(work.resolve("p11-registry"));
-        Files.writeString(regDir.resolve("config.yml"), "version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: "
-                + regDir.resolve("data") + "\nhttp:\n  addr: 127.0.0.1:" + port + "\n");
-        Process registry = new ProcessBuilder("docker-registry", "serve", regDir.resolve("config.yml").toString())
-                .redirectErrorStream(true).redirectOutput(regDir.resolve("log").toFile()).start();
-        try {
-            String target = "127.0.0.1:" + port + "/bench/p11:1";
-            waitForRegistry(port);
+        Path regDir = work.resolve("p11-registry");
+        try (LoopbackRegistry registry = LoopbackRegistry.start(regDir)) {
+            String target = registry.address() + "/bench/p11:1";
             p.images().push(IMAGE, target, RegistryAuth.none().insecure(), ImageListener.NONE);
             int n = Math.max(1, samples / 10);
             List<Long> paddock = new ArrayList<>();
@@ -163,8 +154,6 @@ final class ImagesFigure {
             }
             f.check("pull p50 <= skopeo copy p50", pd.p50() <= sk.p50(), ms(pd.p50()) + " vs " + ms(sk.p50()));
         } finally {
-            registry.destroy();
-            registry.waitFor();
             delete(regDir);
         }
     }
@@ -205,18 +194,6 @@ final class ImagesFigure {
         Stats pm = Stats.of(podman);
         f.peers.put("podman build --no-cache --runtime runc (same Dockerfile, base imported)", pm);
         f.ratio("podman build / Paddock build (p50)", pm.p50() / pd.p50());
-    }
-
-    private static void waitForRegistry(int port) throws Exception {
-        long until = System.nanoTime() + 20_000_000_000L;
-        while (System.nanoTime() < until) {
-            try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
-                return;
-            } catch (IOException e) {
-                Thread.sleep(100);
-            }
-        }
-        throw new IOException("the registry did not start on port " + port);
     }
 
     private static void delete(Path dir) throws IOException {
