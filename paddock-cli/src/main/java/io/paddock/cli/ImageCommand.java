@@ -63,6 +63,8 @@ final class ImageCommand implements Runnable {
                 c.token = token;
                 return c.connect();
             }
+            // The engine's start-up line (which tiers it found) is noise in an image command's output.
+            java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.WARNING);
             LocalOptions.Builder b = LocalOptions.builder();
             if (storageDir != null) {
                 b.storageDir(storageDir.toAbsolutePath());

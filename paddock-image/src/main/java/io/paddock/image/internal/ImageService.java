@@ -187,7 +187,10 @@ public final class ImageService {
             }
         });
         ImageConfig c = img.config();
-        long size = img.size() > 0 ? img.size() : 0;
+        // Compressed layer sizes as a registry would count them: from the record when pulled, else from the
+        // blobs written for built and imported layers.
+        long size = img.size() > 0 ? img.size()
+                : c.diffIds().stream().mapToLong(d -> store.layerBlob(d).map(Descriptor::size).orElse(0L)).sum();
         return new ImageInfo(img.id().toString(), names, size, c.diffIds().size(), c.created(), c.env(), c.user(),
                 c.workingDir(), c.entrypoint(), c.cmd(), c.labels(), c.exposedPorts());
     }
