@@ -117,6 +117,24 @@ class ImageSandboxTest {
         }
 
         @Test
+        void anotherEnginesSandboxKeepsItsImageAndLayersFromRemoveAndPrune() throws Exception {
+            String name = "paddock-test/only-name-" + tier() + ":1";
+            java.nio.file.Path layer = LocalOptions.DEFAULT_STORAGE_DIR.resolve("images/layers")
+                    .resolve(ImageStore.layerName(base.config().diffIds().get(0)));
+            ImageFixtures.service().store().put(ImageFixtures.service().store().blobs()
+                    .put(base.config().withEnv(java.util.List.of("PATH=/bin", "GREETING=" + name)).toJson()), java.util.List.of(),
+                    java.util.List.of(name));
+            try (Sandbox sb = paddock.create(spec().image(name).build()); Paddock other = Paddock.local()) {
+                assertThatThrownBy(() -> other.images().remove(name)).as("mounted by this engine's sandbox")
+                        .isInstanceOfSatisfying(SandboxException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
+                other.images().prune();
+                assertThat(layer).as("a mounted layer survives another engine's prune").isDirectory();
+                assertThat(sb.exec("cat", "/hello.txt").stdoutText()).isEqualTo("hello-from-layer-1\n");
+            }
+            paddock.images().remove(name);
+        }
+
+        @Test
         void anUnknownImageSaysHowToGetIt() {
             assertThatThrownBy(() -> paddock.create(spec().image("paddock-test/nope:1").build()))
                     .isInstanceOfSatisfying(SandboxException.class, e -> {

@@ -80,14 +80,15 @@ final class LocalImages implements Images {
 
     @Override
     public void remove(String reference) {
-        images.remove(reference, id -> manager.imageInUse(id.toString()));
+        // In use by this engine's sandboxes or pools, or mounted by any other engine's on this host.
+        images.remove(reference, id -> manager.imageInUse(id.toString()) || images.mountedOnHost(id));
     }
 
     @Override
     public long prune() {
         Set<Digest> keep = new HashSet<>();
         manager.imagesInUse().forEach(id -> keep.add(Digest.parse(id)));
-        return images.store().prune(keep).bytes();
+        return images.prune(keep).bytes();
     }
 
     /** Build steps run in runc sandboxes of this engine, with user-mode network. */

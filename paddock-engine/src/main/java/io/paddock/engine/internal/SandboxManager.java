@@ -166,7 +166,7 @@ final class SandboxManager implements AutoCloseable {
             long deadline = System.nanoTime() + spec.timeout().toNanos();
             store.insert(new SandboxStore.Row(id, spec, identity.token(), SandboxState.CREATING, Optional.empty(),
                     sb.createdAt(), new Deadlines.Deadline(sb.info().expiresAt(), deadline, Deadlines.BOOT), 0,
-                    Optional.empty()));
+                    Optional.empty(), root.imageId()));
             recorded = true;
             byte[] nonce = Ids.nonce();
             Failpoints.hit("create.before-runtime-start");
@@ -582,7 +582,10 @@ final class SandboxManager implements AutoCloseable {
         ManagedSandbox sb = new ManagedSandbox(this, row.id(), row.spec(), row.createdAt());
         sb.setExpiresAt(row.expiresAt());
         try {
-            sb.root(rootOf(row.spec()));
+            // The image the sandbox was made from, by its recorded id: a name re-tagged meanwhile changes nothing.
+            Optional<io.paddock.image.internal.SandboxImage> image = row.imageId()
+                    .flatMap(i -> images.forSandbox(io.paddock.image.internal.oci.Digest.parse(i)));
+            sb.root(image.isPresent() ? SandboxRoot.of(row.spec(), image.get()) : rootOf(row.spec()));
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "image of " + row.id() + " is gone (" + e.getMessage()
                     + "); its commands start as the host image's would");

@@ -22,7 +22,14 @@ interface SandboxStore extends AutoCloseable {
      * lifetime deadline is kept on both clocks ({@link Deadlines}).
      */
     record Row(SandboxId id, SandboxSpec spec, String owner, SandboxState state, Optional<StopReason> stopReason,
-               Instant createdAt, Deadlines.Deadline deadline, int entrypointChannel, Optional<ExitStatus> entrypointExit) {
+               Instant createdAt, Deadlines.Deadline deadline, int entrypointChannel, Optional<ExitStatus> entrypointExit,
+               Optional<String> imageId) {
+        /** A sandbox of the host image (no image id). */
+        Row(SandboxId id, SandboxSpec spec, String owner, SandboxState state, Optional<StopReason> stopReason,
+            Instant createdAt, Deadlines.Deadline deadline, int entrypointChannel, Optional<ExitStatus> entrypointExit) {
+            this(id, spec, owner, state, stopReason, createdAt, deadline, entrypointChannel, entrypointExit, Optional.empty());
+        }
+
         Instant expiresAt() {
             return deadline.wall();
         }

@@ -65,12 +65,17 @@ final class SqliteSandboxStore implements SandboxStore {
                           entrypoint_channel INTEGER NOT NULL DEFAULT 0,
                           entrypoint_exit TEXT,
                           expires_mono INTEGER NOT NULL DEFAULT 0,
-                          boot_id TEXT NOT NULL DEFAULT ''
+                          boot_id TEXT NOT NULL DEFAULT '',
+                          image_id TEXT
                         )""");
                 if (!columns(c).contains("expires_mono")) {
                     // a version 1 file: its rows keep boot_id '', so their deadlines come from the wall clock
                     s.execute("ALTER TABLE sandboxes ADD COLUMN expires_mono INTEGER NOT NULL DEFAULT 0");
                     s.execute("ALTER TABLE sandboxes ADD COLUMN boot_id TEXT NOT NULL DEFAULT ''");
+                }
+                if (!columns(c).contains("image_id")) {
+                    // a file from before images: its sandboxes are the host image's (no id)
+                    s.execute("ALTER TABLE sandboxes ADD COLUMN image_id TEXT");
                 }
                 s.execute("PRAGMA user_version=" + SCHEMA);
             }
@@ -83,7 +88,7 @@ final class SqliteSandboxStore implements SandboxStore {
     @Override
     public synchronized void insert(Row r) {
         update("INSERT INTO sandboxes(id, spec, owner, state, stop_reason, created_at, expires_at, entrypoint_channel,"
-                + " entrypoint_exit, expires_mono, boot_id) VALUES (?,?,?,?,?,?,?,?,?,?,?)", ps -> {
+                + " entrypoint_exit, expires_mono, boot_id, image_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", ps -> {
             ps.setString(1, r.id().value());
             ps.setString(2, Wire.JSON.writeValueAsString(Wire.json(r.spec())));
             ps.setString(3, r.owner());
@@ -95,6 +100,7 @@ final class SqliteSandboxStore implements SandboxStore {
             setNullable(ps, 9, r.entrypointExit().map(s -> Wire.json(s).toString()).orElse(null));
             ps.setLong(10, r.deadline().monotonic());
             ps.setString(11, r.deadline().boot());
+            setNullable(ps, 12, r.imageId().orElse(null));
         });
     }
 
@@ -136,7 +142,7 @@ final class SqliteSandboxStore implements SandboxStore {
         List<Row> out = new ArrayList<>();
         try (Statement s = db.createStatement();
              ResultSet rs = s.executeQuery("SELECT id, spec, owner, state, stop_reason, created_at, expires_at,"
-                     + " entrypoint_channel, entrypoint_exit, expires_mono, boot_id FROM sandboxes ORDER BY created_at, id")) {
+                     + " entrypoint_channel, entrypoint_exit, expires_mono, boot_id, image_id FROM sandboxes ORDER BY created_at, id")) {
             while (rs.next()) {
                 String reason = rs.getString(5);
                 String exit = rs.getString(9);
@@ -145,7 +151,8 @@ final class SqliteSandboxStore implements SandboxStore {
                         reason == null ? Optional.empty() : Optional.of(StopReason.valueOf(reason)),
                         Instant.ofEpochMilli(rs.getLong(6)),
                         new Deadlines.Deadline(Instant.ofEpochMilli(rs.getLong(7)), rs.getLong(10), rs.getString(11)), rs.getInt(8),
-                        exit == null ? Optional.empty() : Optional.of(Wire.exitStatus(Wire.JSON.readTree(exit)))));
+                        exit == null ? Optional.empty() : Optional.of(Wire.exitStatus(Wire.JSON.readTree(exit))),
+                        Optional.ofNullable(rs.getString(12))));
             }
         } catch (SQLException | IOException e) {
             throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot read the state database: " + e.getMessage(), e);

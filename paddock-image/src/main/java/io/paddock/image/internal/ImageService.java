@@ -203,6 +203,53 @@ public final class ImageService {
         return info(find(reference).orElseThrow(() -> new SandboxException(ErrorCode.NOT_FOUND, "no image '" + reference + "'")));
     }
 
+    /**
+     * The lower-layer lists of the overlays mounted on this host right now, each as the sandbox's mount
+     * names them ({@code <layer>:<layer>…}, topmost first): every engine's sandboxes, a daemon's included,
+     * whichever process asks. An image or layer in one of them is in use, whoever created the sandbox.
+     */
+    static List<String> mountedLayerLists(Path mountinfo) {
+        List<String> out = new java.util.ArrayList<>();
+        try {
+            for (String line : Files.readAllLines(mountinfo)) {
+                int dash = line.indexOf(" - overlay ");
+                int at = line.indexOf("lowerdir=", Math.max(dash, 0));
+                if (dash < 0 || at < 0) {
+                    continue;
+                }
+                String value = line.substring(at + 9);
+                int end = value.indexOf(',');
+                out.add(end < 0 ? value.trim() : value.substring(0, end));
+            }
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.INTERNAL, "cannot read " + mountinfo + ": " + e, e);
+        }
+        return out;
+    }
+
+    /** Whether a sandbox anywhere on this host runs the image {@code id} (its exact layers are mounted). */
+    public boolean mountedOnHost(Digest id) {
+        Optional<ImageStore.StoredImage> img = store.get(id);
+        if (img.isEmpty() || img.get().config().diffIds().isEmpty()) {
+            return false;
+        }
+        List<String> names = new java.util.ArrayList<>();
+        img.get().config().diffIds().forEach(d -> names.add(0, ImageStore.layerName(d)));
+        return mountedLayerLists(Path.of("/proc/self/mountinfo")).contains(String.join(":", names));
+    }
+
+    /**
+     * Prunes the store, keeping {@code keepImages} and every layer a mounted overlay on this host stacks, so
+     * that pruning from one engine (the CLI's) never pulls a layer from under another's running sandbox.
+     */
+    public ImageStore.Pruned prune(java.util.Set<Digest> keepImages) {
+        java.util.Set<String> mounted = new java.util.HashSet<>();
+        for (String list : mountedLayerLists(Path.of("/proc/self/mountinfo"))) {
+            mounted.addAll(List.of(list.split(":")));
+        }
+        return store.prune(keepImages, mounted);
+    }
+
     public void remove(String reference, java.util.function.Predicate<Digest> inUse) {
         Optional<ImageStore.StoredImage> img = find(reference);
         if (img.isEmpty()) {

@@ -344,12 +344,17 @@ public final class ImageStore {
      * with their layers, named or not (images a running sandbox or a build in progress uses).
      */
     public Pruned prune(Set<Digest> keepImages) {
+        return prune(keepImages, Set.of());
+    }
+
+    /** As {@link #prune(Set)}, also keeping the layer directories named {@code keepLayerNames}. */
+    public Pruned prune(Set<Digest> keepImages, Set<String> keepLayerNames) {
         Set<Digest> keepLayers = new HashSet<>();
         for (Digest id : keepImages) {
             readRecord(id).ifPresent(img -> keepLayers.addAll(img.config().diffIds()));
         }
         return withLock(() -> {
-            Set<String> liveLayers = new HashSet<>();
+            Set<String> liveLayers = new HashSet<>(keepLayerNames);
             Set<Digest> liveBlobs = new HashSet<>();
             keepLayers.forEach(d -> liveLayers.add(layerName(d)));
             Map<String, Digest> named = names();
