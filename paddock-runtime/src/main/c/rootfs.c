@@ -3,25 +3,22 @@
  * open_tree, mount_setattr or ioctl, so the few calls live here; everything else (which layers, where,
  * which sizes) is decided by the engine and passed as arguments.
  *
- *   paddock-rootfs mount <uid-base> <layers-dir> <lowers> <upper> <work> <target>
- *       Mounts an overlay at <target>: the lower layers are <layers-dir>/<name> for each ':'-separated
- *       name in <lowers> (topmost first), seen through an idmapped, read-only clone of <layers-dir> that
- *       maps the image's ids 0..65535 to the sandbox's host range <uid-base>..<uid-base>+65535; writes go to
- *       <upper> (work dir <work>), which is not idmapped: files there carry the sandbox's host ids, as
- *       files a sandbox writes anywhere do. The layers are stored once, owned by the image's own ids, and
- *       shared by every sandbox whatever its range. The overlay uses user.overlay.* xattrs ("userxattr"),
- *       so that the engine can read opaque-directory marks in an upper dir without privileges.
  *   paddock-rootfs create <uid-base> <subvol> <limit-bytes> <layers-dir> <lowers> <target> [ENTRY...]
- *       All of a new sandbox's root in one process: subvol-create, then <subvol>/upper and <subvol>/work,
- *       then each ENTRY in the upper directory, then the mount as above (upper and work in the subvolume).
- *       ENTRY is d:PATH:MODE:UID:GID (a directory; an empty PATH is the upper directory itself) or
- *       f:PATH:MODE:UID:GID:CONTENT (a file), MODE octal, PATH relative without "..", made without following
- *       links. What the entries are is the engine's decision; this only makes them.
+ *       All of a new sandbox's root in one process:
+ *       - the btrfs subvolume <subvol>, its quota group limited to <limit-bytes> referenced bytes in the same
+ *         ioctl, so that there is never a subvolume without its limit;
+ *       - <subvol>/upper and <subvol>/work, and each ENTRY in upper: d:PATH:MODE:UID:GID (a directory; an
+ *         empty PATH is upper itself) or f:PATH:MODE:UID:GID:CONTENT (a file), MODE octal, PATH relative
+ *         without "..", made without following links. What the entries are is the engine's decision;
+ *       - an overlay at <target>: the lower layers are <layers-dir>/<name> for each ':'-separated name in
+ *         <lowers> (topmost first), seen through an idmapped, read-only clone of <layers-dir> that maps the
+ *         image's ids 0..65535 to the sandbox's host range <uid-base>..<uid-base>+65535; writes go to upper,
+ *         which is not idmapped: files there carry the sandbox's host ids, as files a sandbox writes anywhere
+ *         do. The layers are stored once, owned by the image's own ids, and shared by every sandbox whatever
+ *         its range. The overlay uses user.overlay.* xattrs ("userxattr"), so that the engine can read
+ *         opaque-directory marks in an upper dir without privileges.
  *   paddock-rootfs umount <target>
  *       Detaches the mount at <target>; succeeds when nothing is mounted there.
- *   paddock-rootfs subvol-create <path> <limit-bytes>
- *       Creates the btrfs subvolume <path> whose quota group is limited to <limit-bytes> referenced bytes,
- *       in one ioctl, so that there is never a subvolume without its limit.
  *   paddock-rootfs subvol-delete <path>
  *       Deletes the btrfs subvolume <path> with everything in it, and its quota group; succeeds when
  *       <path> does not exist.
@@ -413,25 +410,17 @@ static int do_subvol_delete(const char *path) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 8 && !strcmp(argv[1], "mount")) {
-        return do_mount(argv + 2);
-    }
     if (argc >= 8 && !strcmp(argv[1], "create")) {
         return do_create(argc - 2, argv + 2);
     }
     if (argc == 3 && !strcmp(argv[1], "umount")) {
         return do_umount(argv[2]);
     }
-    if (argc == 4 && !strcmp(argv[1], "subvol-create")) {
-        return do_subvol_create(argv[2], argv[3]);
-    }
     if (argc == 3 && !strcmp(argv[1], "subvol-delete")) {
         return do_subvol_delete(argv[2]);
     }
-    fprintf(stderr, "usage: paddock-rootfs mount <uid-base> <layers-dir> <lowers> <upper> <work> <target>\n"
-                    "       paddock-rootfs create <uid-base> <subvol> <limit-bytes> <layers-dir> <lowers> <target> [ENTRY...]\n"
+    fprintf(stderr, "usage: paddock-rootfs create <uid-base> <subvol> <limit-bytes> <layers-dir> <lowers> <target> [ENTRY...]\n"
                     "       paddock-rootfs umount <target>\n"
-                    "       paddock-rootfs subvol-create <path> <limit-bytes>\n"
                     "       paddock-rootfs subvol-delete <path>\n");
     return 2;
 }

@@ -173,19 +173,6 @@ public final class ImageStore {
         return readRecord(configDigest).orElseThrow();
     }
 
-    /** Points {@code name} at the image {@code id}. */
-    public void tag(String name, Digest id) {
-        withLock(() -> {
-            if (readRecord(id).isEmpty()) {
-                throw new SandboxException(ErrorCode.NOT_FOUND, "no image " + id);
-            }
-            Map<String, String> n = readNames();
-            n.put(name, id.toString());
-            writeNames(n);
-            return null;
-        });
-    }
-
     /** Records the compressed blobs of an image's layers (after a push made them). */
     public void recordLayerBlobs(Digest id, List<Descriptor> layerBlobs) {
         withLock(() -> {
@@ -303,10 +290,6 @@ public final class ImageStore {
         }
     }
 
-    public Optional<Digest> cached(Digest stepKey) {
-        return cachedEntry(stepKey).map(CacheEntry::layer);
-    }
-
     public void cache(Digest stepKey, Digest layer, Instant made) {
         writeAtomically(cache.resolve(stepKey.hex()), (layer + "\n" + made + "\n").getBytes(StandardCharsets.UTF_8));
     }
@@ -406,7 +389,7 @@ public final class ImageStore {
                         Files.deleteIfExists(p);
                         continue;
                     }
-                    if (cached(new Digest(p.getFileName().toString())).isEmpty()) {
+                    if (cachedEntry(new Digest(p.getFileName().toString())).isEmpty()) {
                         Files.deleteIfExists(p);
                         nc++;
                     }

@@ -20,15 +20,6 @@ public final class RootfsTool {
     }
 
     /**
-     * Mounts at {@code target} an overlay of {@code layers} (names in {@code layersDir}, topmost first), id-mapped
-     * onto the host range starting at {@code uidBase}, with {@code upper} and {@code work} for writes.
-     */
-    public void mountOverlay(long uidBase, Path layersDir, List<String> layers, Path upper, Path work, Path target) {
-        run(List.of(binary.toString(), "mount", Long.toString(uidBase), layersDir.toString(), String.join(":", layers),
-                upper.toString(), work.toString(), target.toString()), "mounting the root filesystem at " + target);
-    }
-
-    /**
      * Creates the btrfs subvolume {@code subvol} limited to {@code limitBytes}, its {@code upper} (with
      * {@code entries}, see rootfs.c) and {@code work} directories, and mounts the overlay of {@code layers} at
      * {@code target}: a sandbox's whole root in one process.
