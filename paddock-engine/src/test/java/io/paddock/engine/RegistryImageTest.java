@@ -12,6 +12,7 @@ import io.paddock.SandboxException;
 import io.paddock.SandboxSpec;
 import io.paddock.image.internal.store.ImageStore;
 import io.paddock.testkit.LeakCheckExtension;
+import io.paddock.testkit.TestRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -21,11 +22,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -42,35 +41,15 @@ class RegistryImageTest {
     static final LeakCheckExtension LEAKS = new LeakCheckExtension(LocalOptions.DEFAULT_STATE_DIR);
 
     static Path dir;
-    static Process registry;
+    static TestRegistry registry;
     static String reg;
     static Paddock paddock;
 
     @BeforeAll
     static void start() throws Exception {
-        for (String tool : List.of("docker-registry", "umoci", "skopeo")) {
-            assertThat(Path.of("/usr/bin", tool)).as("%s is needed: apt-get install -y docker-registry umoci skopeo", tool)
-                    .exists();
-        }
+        registry = TestRegistry.start(); // installs docker-registry, umoci and skopeo when missing (as root)
+        reg = registry.host();
         dir = Files.createTempDirectory("paddock-registry-test");
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
-        reg = "127.0.0.1:" + port;
-        Files.writeString(dir.resolve("config.yml"), "version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: "
-                + dir.resolve("data") + "\nhttp:\n  addr: " + reg + "\n");
-        registry = new ProcessBuilder("docker-registry", "serve", dir.resolve("config.yml").toString())
-                .redirectErrorStream(true).redirectOutput(dir.resolve("log").toFile()).start();
-        long until = System.nanoTime() + 20_000_000_000L;
-        while (true) {
-            try (Socket s = new Socket("127.0.0.1", port)) {
-                break;
-            } catch (IOException e) {
-                assertThat(System.nanoTime()).as("the registry did not start").isLessThan(until);
-                Thread.sleep(100);
-            }
-        }
         // A two-layer busybox made with umoci (the second layer deletes /gone.txt), pushed with skopeo.
         Path busybox = Path.of("/bin/busybox");
         sh("cd " + dir + " && umoci init --layout L && umoci new --image L:t && umoci unpack --rootless --image L:t B"
@@ -97,10 +76,11 @@ class RegistryImageTest {
             paddock.close();
         }
         if (registry != null) {
-            registry.destroy();
-            registry.waitFor(10, TimeUnit.SECONDS);
+            registry.close();
         }
-        ImageStore.deleteTree(dir);
+        if (dir != null) {
+            ImageStore.deleteTree(dir);
+        }
     }
 
     static String sh(String command) throws IOException, InterruptedException {

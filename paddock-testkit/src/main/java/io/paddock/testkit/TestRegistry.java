@@ -26,7 +26,8 @@ import static org.junit.jupiter.api.Assertions.fail;
  * image there the way the acceptance scripts do (an OCI layout made by {@code umoci} from busybox-static,
  * copied by {@code skopeo}). {@link #close()} kills it and removes the directory. Missing tools are installed
  * with apt-get when the tests run as root; otherwise the test fails saying how (never skipped). Shared by the
- * daemon's and the remote SDK's tests; a registry that wants a password too ({@link #startWithHtpasswd}).
+ * image layer's, the daemon's and the remote SDK's tests; a registry that wants a password too
+ * ({@link #startWithHtpasswd}), or answers upload locations relative to itself ({@link #startWithRelativeUrls}).
  */
 public final class TestRegistry implements AutoCloseable {
     private static final List<String> TOOLS = List.of("docker-registry", "skopeo", "umoci", "busybox", "htpasswd");
@@ -54,7 +55,16 @@ public final class TestRegistry implements AutoCloseable {
         return start(user, password);
     }
 
+    /** A registry that answers upload Locations relative to itself ({@code http.relativeurls}). */
+    public static TestRegistry startWithRelativeUrls() {
+        return start(null, null, true);
+    }
+
     private static TestRegistry start(String user, String password) {
+        return start(user, password, false);
+    }
+
+    private static TestRegistry start(String user, String password, boolean relativeUrls) {
         ensureTools();
         try {
             Path dir = Files.createTempDirectory("paddock-registry-");
@@ -75,7 +85,8 @@ public final class TestRegistry implements AutoCloseable {
                         + "log:\n  level: warn\n  accesslog:\n    disabled: true\n"
                         + "storage:\n  filesystem:\n    rootdirectory: " + dir.resolve("storage") + "\n"
                         + "  delete:\n    enabled: true\n"
-                        + "http:\n  addr: 127.0.0.1:" + port + "\n  secret: paddock-test\n" + auth);
+                        + "http:\n  addr: 127.0.0.1:" + port + "\n  secret: paddock-test\n"
+                        + (relativeUrls ? "  relativeurls: true\n" : "") + auth);
                 Path log = dir.resolve("registry.log");
                 Process p = new ProcessBuilder("docker-registry", "serve", config.toString())
                         .redirectErrorStream(true).redirectOutput(log.toFile()).start();
@@ -98,6 +109,16 @@ public final class TestRegistry implements AutoCloseable {
     /** {@code 127.0.0.1:<port>}: the registry part of image references. */
     public String host() {
         return "127.0.0.1:" + port;
+    }
+
+    public int port() {
+        return port;
+    }
+
+    /** Where the registry's filesystem driver keeps the bytes of the blob {@code sha256:<hex>}. */
+    public Path blobData(String hex) {
+        return dir.resolve("storage/docker/registry/v2/blobs/sha256").resolve(hex.substring(0, 2)).resolve(hex)
+                .resolve("data");
     }
 
     /**
@@ -240,7 +261,8 @@ public final class TestRegistry implements AutoCloseable {
     }
 
     /** Runs a tool, failing the test with its output when it exits non-zero. */
-    public static void run(Path cwd, String... command) {
+    /** Runs a command in {@code cwd}, failing the test with its output unless it exits 0; returns its output. */
+    public static String run(Path cwd, String... command) {
         try {
             Process p = new ProcessBuilder(command).directory(cwd.toFile()).redirectErrorStream(true).start();
             p.getOutputStream().close();
@@ -252,6 +274,7 @@ public final class TestRegistry implements AutoCloseable {
             if (p.exitValue() != 0) {
                 fail(String.join(" ", command) + " exited " + p.exitValue() + ":\n" + tail(out, 4000));
             }
+            return out;
         } catch (IOException e) {
             throw new IllegalStateException("cannot run " + command[0] + ": " + e, e);
         } catch (InterruptedException e) {

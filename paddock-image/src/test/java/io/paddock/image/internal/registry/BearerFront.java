@@ -1,5 +1,6 @@
 package io.paddock.image.internal.registry;
 
+import io.paddock.testkit.TestRegistry;
 import com.sun.net.httpserver.HttpExchange;
 
 import java.io.IOException;

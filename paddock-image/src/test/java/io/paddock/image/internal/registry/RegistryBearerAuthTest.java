@@ -1,5 +1,6 @@
 package io.paddock.image.internal.registry;
 
+import io.paddock.testkit.TestRegistry;
 import io.paddock.ErrorCode;
 import io.paddock.SandboxException;
 import io.paddock.image.internal.oci.ImageRef;

@@ -1,5 +1,6 @@
 package io.paddock.image.internal.registry;
 
+import io.paddock.testkit.TestRegistry;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.paddock.ErrorCode;
 import io.paddock.SandboxException;
@@ -205,7 +206,7 @@ class RegistryPullTest {
         RegistryClient c = client();
         c.push(ref("acc/corrupt:1"), src, img.manifest(), img.mediaType(), img.blobs(), PushListener.NONE);
         Descriptor victim = img.layers().get(1);
-        Path data = registry.blobData(victim.digest());
+        Path data = registry.blobData(victim.digest().hex());
         byte[] b = Files.readAllBytes(data);
         b[b.length / 2] ^= 0x5a; // same size, other content
         Files.write(data, b);

@@ -1,5 +1,6 @@
 package io.paddock.image.internal.registry;
 
+import io.paddock.testkit.TestRegistry;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.paddock.ErrorCode;
 import io.paddock.SandboxException;
