@@ -42,6 +42,22 @@ public interface Sandbox extends AutoCloseable {
     /** Waits until the sandbox has stopped (for example, its entrypoint exited); returns its final info. */
     Optional<SandboxInfo> awaitStop(Duration timeout);
 
+    /**
+     * Replaces the sandbox's network policy. It applies to new connections at once (established ones go on);
+     * a sandbox created without a network ({@link NetworkPolicy#none()} and no ports) cannot gain one:
+     * {@code FAILED_PRECONDITION}.
+     */
+    void updateNetwork(NetworkPolicy policy);
+
+    /**
+     * Where {@code port} (one of {@link SandboxSpec#ports()}) is served. Embedded: the sandbox's own address,
+     * reachable from this host only. Remote: a daemon URL carrying a signed token bound to this sandbox and
+     * port, which works without headers (for a browser) and dies with the sandbox.
+     *
+     * @throws SandboxException INVALID_ARGUMENT when the port was not exposed at create
+     */
+    java.net.URI url(int port);
+
     /** Moves the lifetime deadline to {@code fromNow} from now. */
     void setTimeout(Duration fromNow);
 

@@ -49,7 +49,8 @@ public final class SandboxSpec {
     private final int pids;
     private final ByteSize disk;
     private final int openFiles;
-    private final NetworkMode network;
+    private final NetworkPolicy network;
+    private final List<Integer> ports;
     private final Duration timeout;
     private final String runtime;
 
@@ -67,6 +68,7 @@ public final class SandboxSpec {
         this.disk = b.disk;
         this.openFiles = b.openFiles;
         this.network = b.network;
+        this.ports = List.copyOf(b.ports);
         this.timeout = b.timeout;
         this.runtime = b.runtime;
     }
@@ -90,6 +92,7 @@ public final class SandboxSpec {
         b.disk = disk;
         b.openFiles = openFiles;
         b.network = network;
+        b.ports.addAll(ports);
         b.timeout = timeout;
         b.runtime = runtime;
         return b;
@@ -147,8 +150,23 @@ public final class SandboxSpec {
         return openFiles;
     }
 
-    public NetworkMode network() {
+    /** Where the sandbox may connect to; {@link NetworkPolicy#none()} unless set. */
+    public NetworkPolicy network() {
         return network;
+    }
+
+    /**
+     * The ports (in the sandbox) that the daemon proxies HTTP and WebSocket to, at
+     * {@code /v1/sandboxes/{id}/ports/{port}/}; nothing is published on the host's interfaces. A sandbox with
+     * ports gets an interface even under {@link NetworkPolicy#none()}, which then allows no egress.
+     */
+    public List<Integer> ports() {
+        return ports;
+    }
+
+    /** Whether the sandbox gets a network interface (a policy other than none, or a port). */
+    public boolean hasNetwork() {
+        return !network.isNone() || !ports.isEmpty();
     }
 
     public Duration timeout() {
@@ -171,14 +189,15 @@ public final class SandboxSpec {
         return image.equals(s.image) && entrypoint.equals(s.entrypoint) && env.equals(s.env)
                 && secrets.equals(s.secrets) && workdir.equals(s.workdir) && Objects.equals(name, s.name)
                 && labels.equals(s.labels) && memory.equals(s.memory) && Double.compare(cpus, s.cpus) == 0
-                && pids == s.pids && disk.equals(s.disk) && openFiles == s.openFiles && network == s.network
+                && pids == s.pids && disk.equals(s.disk) && openFiles == s.openFiles && network.equals(s.network)
+                && ports.equals(s.ports)
                 && timeout.equals(s.timeout) && Objects.equals(runtime, s.runtime);
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(image, entrypoint, env, secrets, workdir, name, labels, memory, cpus, pids, disk,
-                openFiles, network, timeout, runtime);
+                openFiles, network, ports, timeout, runtime);
     }
 
     @Override
@@ -186,7 +205,8 @@ public final class SandboxSpec {
         return "SandboxSpec{image=" + image + ", name=" + name + ", labels=" + labels + ", entrypoint=" + entrypoint
                 + ", env=" + env.keySet() + ", secrets=" + secrets.keySet() + " (values redacted), workdir=" + workdir
                 + ", memory=" + memory + ", cpus=" + cpus + ", pids=" + pids + ", disk=" + disk
-                + ", openFiles=" + openFiles + ", network=" + network + ", timeout=" + timeout
+                + ", openFiles=" + openFiles + ", network=" + network
+                + (ports.isEmpty() ? "" : ", ports=" + ports) + ", timeout=" + timeout
                 + (runtime == null ? "" : ", runtime=" + runtime) + "}";
     }
 
@@ -204,7 +224,8 @@ public final class SandboxSpec {
         private int pids = DEFAULT_PIDS;
         private ByteSize disk = DEFAULT_DISK;
         private int openFiles = DEFAULT_OPEN_FILES;
-        private NetworkMode network = NetworkMode.NONE;
+        private NetworkPolicy network = NetworkPolicy.none();
+        private final java.util.LinkedHashSet<Integer> ports = new java.util.LinkedHashSet<>();
         private Duration timeout = DEFAULT_TIMEOUT;
         private String runtime;
 
@@ -320,8 +341,35 @@ public final class SandboxSpec {
             return this;
         }
 
-        public Builder network(NetworkMode network) {
+        public Builder network(NetworkPolicy network) {
             this.network = Objects.requireNonNull(network, "network");
+            return this;
+        }
+
+        /** A policy of {@code mode} without entries; see {@link NetworkPolicy#of(NetworkMode)}. */
+        public Builder network(NetworkMode mode) {
+            return network(NetworkPolicy.of(mode));
+        }
+
+        /** The most ports a sandbox may expose. */
+        public static final int MAX_PORTS = 32;
+
+        /** Exposes {@code port} (1-65535) through the daemon; see {@link SandboxSpec#ports()}. */
+        public Builder port(int port) {
+            if (port < 1 || port > 65535) {
+                throw SandboxException.invalid("ports", "a port is from 1 to 65535, got " + port);
+            }
+            if (!ports.contains(port) && ports.size() >= MAX_PORTS) {
+                throw SandboxException.invalid("ports", "at most " + MAX_PORTS + " ports");
+            }
+            ports.add(port);
+            return this;
+        }
+
+        /** Replaces the exposed ports. */
+        public Builder ports(List<Integer> all) {
+            ports.clear();
+            all.forEach(this::port);
             return this;
         }
 

@@ -16,6 +16,7 @@ import io.paddock.ExitStatus;
 import io.paddock.FileInfo;
 import io.paddock.FileType;
 import io.paddock.NetworkMode;
+import io.paddock.NetworkPolicy;
 import io.paddock.SandboxException;
 import io.paddock.SandboxId;
 import io.paddock.SandboxInfo;
@@ -126,7 +127,7 @@ public final class Wire {
     // ---- SandboxSpec ----
 
     private static final Set<String> SPEC_FIELDS = Set.of("image", "entrypoint", "env", "secrets", "workdir", "name",
-            "labels", "memory", "cpus", "pids", "disk", "open_files", "network", "timeout_ms", "runtime");
+            "labels", "memory", "cpus", "pids", "disk", "open_files", "network", "ports", "timeout_ms", "runtime");
 
     public static SandboxSpec spec(JsonNode json) {
         ObjectNode o = JsonFields.object(json, "body");
@@ -149,12 +150,14 @@ public final class Wire {
         field(o, "pids").ifPresent(v -> b.pids(int32(v, "pids")));
         field(o, "disk").ifPresent(v -> b.disk(size(v, "disk")));
         field(o, "open_files").ifPresent(v -> b.openFiles(int32(v, "open_files")));
-        field(o, "network").ifPresent(v -> {
-            String n = text(v, "network");
-            if (!n.equalsIgnoreCase("none")) {
-                throw SandboxException.invalid("network", "unknown network '" + n + "' (known: none)");
+        field(o, "network").ifPresent(v -> b.network(networkPolicy(v)));
+        field(o, "ports").ifPresent(v -> {
+            if (!v.isArray()) {
+                throw SandboxException.invalid("ports", "an array of port numbers is expected");
             }
-            b.network(NetworkMode.NONE);
+            List<Integer> ports = new java.util.ArrayList<>();
+            v.forEach(p -> ports.add(int32(p, "ports")));
+            b.ports(ports);
         });
         field(o, "timeout_ms").ifPresent(v -> b.timeout(Duration.ofMillis(integer(v, "timeout_ms"))));
         field(o, "runtime").ifPresent(v -> b.runtime(text(v, "runtime")));
@@ -176,9 +179,55 @@ public final class Wire {
         o.put("pids", s.pids());
         o.put("disk", s.disk().toString());
         o.put("open_files", s.openFiles());
-        o.put("network", s.network().name().toLowerCase(Locale.ROOT));
+        o.set("network", json(s.network()));
+        if (!s.ports().isEmpty()) {
+            ArrayNode ports = o.putArray("ports");
+            s.ports().forEach(ports::add);
+        }
         o.put("timeout_ms", s.timeout().toMillis());
         s.runtime().ifPresent(r -> o.put("runtime", r));
+        return o;
+    }
+
+    // ---- NetworkPolicy ----
+
+    private static final Set<String> NETWORK_FIELDS = Set.of("mode", "allow");
+
+    /**
+     * A network policy: {@code "none"}, {@code "open"}, or {@code {"mode": "allow", "allow": ["198.18.0.0/24",
+     * "api.example.com"]}} (an object may also say {@code "none"} or {@code "open"} as its mode).
+     */
+    public static NetworkPolicy networkPolicy(JsonNode v) {
+        if (v.isTextual()) {
+            return NetworkPolicy.of(networkMode(v.asText()));
+        }
+        ObjectNode o = JsonFields.object(v, "network");
+        onlyFields(o, "a network policy", NETWORK_FIELDS);
+        NetworkMode mode = networkMode(text(field(o, "mode").orElseThrow(
+                () -> SandboxException.invalid("network.mode", "missing (none, allow or open)")), "network.mode"));
+        List<String> allow = field(o, "allow").map(a -> strings(a, "network.allow")).orElse(List.of());
+        if (mode != NetworkMode.ALLOW && !allow.isEmpty()) {
+            throw SandboxException.invalid("network.allow", "only an 'allow' policy has entries");
+        }
+        return mode == NetworkMode.ALLOW ? NetworkPolicy.allow(allow) : NetworkPolicy.of(mode);
+    }
+
+    private static NetworkMode networkMode(String n) {
+        return switch (n.toLowerCase(Locale.ROOT)) {
+            case "none" -> NetworkMode.NONE;
+            case "allow" -> NetworkMode.ALLOW;
+            case "open" -> NetworkMode.OPEN;
+            default -> throw SandboxException.invalid("network", "unknown network mode '" + n
+                    + "' (known: none, allow, open)");
+        };
+    }
+
+    /** {@code {"mode": "...", "allow": [...]}}; see {@link #networkPolicy(JsonNode)}. */
+    public static ObjectNode json(NetworkPolicy p) {
+        ObjectNode o = NODES.objectNode();
+        o.put("mode", p.mode().name().toLowerCase(Locale.ROOT));
+        ArrayNode allow = o.putArray("allow");
+        p.entries().forEach(allow::add);
         return o;
     }
 

@@ -181,6 +181,17 @@ final class RemoteSandbox implements Sandbox {
                 Wire.object().put("timeout_ms", Math.max(1, fromNow.toMillis())), Http.CONTROL_TIMEOUT);
     }
 
+    @Override
+    public void updateNetwork(io.paddock.NetworkPolicy policy) {
+        java.util.Objects.requireNonNull(policy, "policy");
+        http.call("PATCH", path + "/network", null, Wire.json(policy), Http.CONTROL_TIMEOUT);
+    }
+
+    @Override
+    public java.net.URI url(int port) {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "port URLs are being built");
+    }
+
     /** DELETE; idempotent, and a sandbox the daemon no longer knows counts as destroyed. */
     @Override
     public void destroy() {

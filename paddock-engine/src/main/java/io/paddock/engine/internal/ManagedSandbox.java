@@ -308,6 +308,23 @@ final class ManagedSandbox implements Sandbox {
     }
 
     @Override
+    public void updateNetwork(io.paddock.NetworkPolicy policy) {
+        java.util.Objects.requireNonNull(policy, "policy");
+        client();
+        manager.updateNetwork(this, policy);
+    }
+
+    @Override
+    public java.net.URI url(int port) {
+        if (!spec.ports().contains(port)) {
+            throw SandboxException.invalid("port", "port " + port + " was not exposed when sandbox " + id
+                    + " was created (exposed: " + (spec.ports().isEmpty() ? "none" : spec.ports()) + ")");
+        }
+        client();
+        return manager.portUrl(this, port);
+    }
+
+    @Override
     public void destroy() {
         manager.destroy(this, StopReason.DESTROYED);
     }

@@ -398,6 +398,14 @@ final class SandboxManager implements AutoCloseable {
         destroyQuietly(sb, StopReason.TIMEOUT);
     }
 
+    void updateNetwork(ManagedSandbox sb, io.paddock.NetworkPolicy policy) {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "network policies are being built");
+    }
+
+    java.net.URI portUrl(ManagedSandbox sb, int port) {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "ports are being built");
+    }
+
     void reschedule(ManagedSandbox sb, Duration fromNow) {
         ScheduledFuture<?> next = timers.schedule(() -> expire(sb), fromNow.toNanos(), TimeUnit.NANOSECONDS);
         ScheduledFuture<?> previous = deadlines.put(sb.id(), next);

@@ -1,7 +1,7 @@
 package io.paddock.engine.internal;
 
 import io.paddock.ByteSize;
-import io.paddock.NetworkMode;
+import io.paddock.NetworkPolicy;
 import io.paddock.PoolConfig;
 import io.paddock.SandboxException;
 import io.paddock.SandboxId;
@@ -49,23 +49,24 @@ final class WarmPool implements AutoCloseable {
 
     /** What makes a container: a pooled sandbox serves every spec with the same shape. */
     record Shape(String image, String runtime, ByteSize memory, double cpus, int pids, ByteSize disk, int openFiles,
-                 NetworkMode network, String workdir) {
+                 NetworkPolicy network, List<Integer> ports, String workdir) {
         /** The shape of a spec whose runtime is resolved. */
         static Shape of(SandboxSpec spec) {
             return new Shape(spec.image(), spec.runtime().orElseThrow(), spec.memory(), spec.cpus(), spec.pids(),
-                    spec.disk(), spec.openFiles(), spec.network(), spec.workdir());
+                    spec.disk(), spec.openFiles(), spec.network(), spec.ports(), spec.workdir());
         }
 
         /** The spec a pooled sandbox of this shape is created with: the shape and nothing of any tenant. */
         SandboxSpec spec() {
             return SandboxSpec.builder().image(image).runtime(runtime).memory(memory).cpus(cpus).pids(pids).disk(disk)
-                    .openFiles(openFiles).network(network).workdir(workdir).build();
+                    .openFiles(openFiles).network(network).ports(ports).workdir(workdir).build();
         }
 
         @Override
         public String toString() {
             return runtime + " " + image + " memory=" + memory + " cpus=" + cpus + " pids=" + pids + " disk=" + disk
-                    + " openFiles=" + openFiles + " network=" + network.name().toLowerCase() + " workdir=" + workdir;
+                    + " openFiles=" + openFiles + " network=" + network
+                    + (ports.isEmpty() ? "" : " ports=" + ports) + " workdir=" + workdir;
         }
     }
 
