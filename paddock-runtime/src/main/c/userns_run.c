@@ -1,7 +1,7 @@
 /*
  * paddock-userns-run: runs runc with the sandbox's user namespace owned by the sandbox's own host uid.
  *
- *   paddock-userns-run <uid> <gid> <count> <nofile> <link> <runc> [runc args...]
+ *   paddock-userns-run [-n <netns> <sysfs>] <uid> <gid> <count> <nofile> <link> <runc> [runc args...]
  *
  * The kernel charges per-user counts (inotify instances and watches, user namespaces, POSIX queue bytes,
  * pending signals, RLIMIT_NPROC) at every user-namespace level, and at the host's level to the uid that
@@ -12,6 +12,15 @@
  * init's rlimits on itself (runc cannot prlimit a task in a namespace root does not own without
  * CAP_SYS_RESOURCE; they are inherited instead), and runs runc. Once runc exits the sandbox's processes
  * hold the namespace, so the holder is killed and reaped, and runc's exit status is returned.
+ *
+ * With -n, runc runs in the network namespace at <netns> (a file under /run/netns, made by Paddock's network
+ * layer, owned by the host's user namespace) and the container's config.json names no network namespace, so
+ * the sandbox stays in it. runc cannot join it itself: it joins the sandbox's user namespace first, and from
+ * there a namespace the host owns is out of reach. Owned by the host, it is also out of reach of the
+ * sandbox's root: no address, route or neighbour inside can be changed from inside. For the same reason the
+ * sandbox cannot mount a sysfs of its own (sysfs shows the network namespace of whoever mounts it, and only
+ * the namespace's owner may): this program mounts one at <sysfs>, read-only, from inside the namespace, the
+ * spec binds it at /sys, and once runc has exited (the sandbox holds its own copy) it is detached here.
  *
  * Exit status: runc's; 125 when this program failed (the reason is on stderr, runc's log).
  */
@@ -24,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -94,8 +104,25 @@ static void holder(uid_t uid, gid_t gid, pid_t parent, int ready) {
 }
 
 int main(int argc, char **argv) {
+    const char *sysfs = NULL;
+    if (argc > 3 && strcmp(argv[1], "-n") == 0) {
+        int ns = open(argv[2], O_RDONLY | O_CLOEXEC);
+        if (ns < 0) {
+            die(argv[2]);
+        }
+        if (setns(ns, CLONE_NEWNET) != 0) {
+            die("setns(CLONE_NEWNET)");
+        }
+        close(ns);
+        sysfs = argv[3];
+        if (mount("sysfs", sysfs, "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) {
+            die("mounting the sandbox's sysfs");
+        }
+        argc -= 3;
+        argv += 3;
+    }
     if (argc < 7) {
-        fprintf(stderr, "usage: paddock-userns-run <uid> <gid> <count> <nofile> <link> <runc> [args...]\n");
+        fprintf(stderr, "usage: paddock-userns-run [-n <netns>] <uid> <gid> <count> <nofile> <link> <runc> [args...]\n");
         return FAIL;
     }
     uid_t uid = (uid_t) number(argv[1], "uid");
@@ -175,6 +202,9 @@ int main(int argc, char **argv) {
     }
     kill(h, SIGKILL);
     while (waitpid(h, NULL, 0) < 0 && errno == EINTR) {
+    }
+    if (sysfs != NULL && umount2(sysfs, MNT_DETACH) != 0) {
+        fprintf(stderr, "paddock-userns-run: detaching %s: %s\n", sysfs, strerror(errno));
     }
     return status;
 }

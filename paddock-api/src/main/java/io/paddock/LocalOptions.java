@@ -18,8 +18,12 @@ public final class LocalOptions {
     private final int maxSandboxes;
     private final String defaultRuntime;
     private final java.util.List<PoolConfig> warmPools;
+    private final String dnsUpstream;
+    private final java.util.List<String> allowPrivate;
 
     private LocalOptions(Builder b) {
+        this.dnsUpstream = b.dnsUpstream;
+        this.allowPrivate = java.util.List.copyOf(b.allowPrivate);
         this.stateDir = b.stateDir;
         this.storageDir = b.storageDir;
         this.dataDir = b.dataDir;
@@ -78,7 +82,43 @@ public final class LocalOptions {
         return warmPools;
     }
 
+    /**
+     * The DNS server ({@code IP} or {@code IP:PORT}) that Paddock's resolver forwards sandboxes' allowlisted
+     * names to; empty: {@code $PADDOCK_DNS_UPSTREAM}, else the first {@code nameserver} of the host's
+     * {@code /etc/resolv.conf}.
+     */
+    public java.util.Optional<String> dnsUpstream() {
+        return java.util.Optional.ofNullable(dnsUpstream);
+    }
+
+    /**
+     * Private ranges (CIDRs) the operator opened: sandboxes whose policy allows an address in one may reach
+     * it. Everything else in the deny list (metadata, RFC 1918, CGNAT, loopback, link-local, the host, other
+     * sandboxes) stays denied whatever a sandbox's policy says.
+     */
+    public java.util.List<String> allowPrivate() {
+        return allowPrivate;
+    }
+
     public static final class Builder {
+        private String dnsUpstream;
+        private final java.util.List<String> allowPrivate = new java.util.ArrayList<>();
+
+        /** See {@link LocalOptions#dnsUpstream()}; checked when the engine opens its network layer. */
+        public Builder dnsUpstream(String upstream) {
+            this.dnsUpstream = upstream;
+            return this;
+        }
+
+        /** Opens a private range (see {@link LocalOptions#allowPrivate()}). */
+        public Builder allowPrivate(String cidr) {
+            java.util.Objects.requireNonNull(cidr, "allowPrivate");
+            String normal = NetworkPolicy.allow(cidr).cidrs().stream().findFirst().orElseThrow(
+                    () -> SandboxException.invalid("allowPrivate", "'" + cidr + "' is not a CIDR such as 192.168.5.0/24"));
+            this.allowPrivate.add(normal);
+            return this;
+        }
+
         private Path stateDir = DEFAULT_STATE_DIR;
         private Path storageDir = DEFAULT_STORAGE_DIR;
         private Path dataDir;

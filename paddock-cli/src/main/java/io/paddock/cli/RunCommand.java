@@ -48,6 +48,11 @@ final class RunCommand implements Callable<Integer> {
             description = "Kill the command's whole process tree after this long, e.g. 30s, 5m (default: 5m).")
     String timeout = "5m";
 
+    @Option(names = "--dns-upstream", paramLabel = "IP[:PORT]",
+            description = {"The DNS server Paddock's resolver asks for the sandbox's allowlisted names (default:",
+                    "$PADDOCK_DNS_UPSTREAM, else the first nameserver of /etc/resolv.conf)."})
+    String dnsUpstream;
+
     @Option(names = {"-i", "--interactive"}, description = "Forward this process's stdin to the command.")
     boolean interactive;
 
@@ -86,11 +91,19 @@ final class RunCommand implements Callable<Integer> {
         }
         ExecRequest request = ExecRequest.builder().argv(command).timeout(limit).outputLimit(ExecRequest.UNLIMITED).build();
         quietEngineLogging();
-        try (Paddock paddock = Paddock.local();
+        try (Paddock paddock = Paddock.local(localOptions());
              Sandbox sandbox = paddock.create(sandboxSpec);
              ExecProcess process = sandbox.start(request)) {
             return Streaming.attach(process, interactive, limit, sandboxSpec.memory().toString());
         }
+    }
+
+    private io.paddock.LocalOptions localOptions() {
+        io.paddock.LocalOptions.Builder b = io.paddock.LocalOptions.builder();
+        if (dnsUpstream != null) {
+            b.dnsUpstream(dnsUpstream);
+        }
+        return b.build();
     }
 
     private int runCode(SandboxSpec sandboxSpec, Duration limit) {
@@ -106,7 +119,7 @@ final class RunCommand implements Callable<Integer> {
         Path dir = CodeOutput.artifactsDir(code.artifacts);
         CodeOutput output = new CodeOutput(System.out, System.err);
         quietEngineLogging();
-        try (Paddock paddock = Paddock.local()) {
+        try (Paddock paddock = Paddock.local(localOptions())) {
             SandboxSpec withImage = spec.image != null ? sandboxSpec : codeImage(paddock, sandboxSpec);
             return runCode(paddock, withImage, request, output, dir, limit);
         }

@@ -47,9 +47,20 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--pool", paramLabel = "KEY=VALUE,...",
             description = {"A warm pool: sandboxes of one shape created ahead, so that creates with that shape take",
                     "milliseconds. Keys: size (default 4), refill (creations at once, 2), max-idle (10m), and the shape:",
-                    "memory, cpus, pids, disk, open-files, network, workdir, runtime, image. Repeatable, one per shape.",
+                    "memory, cpus, pids, disk, open-files, network, allow-net, port, workdir, runtime, image. Repeatable,",
+                    "one per shape.",
                     "Example: --pool size=16,memory=256m,cpus=1"})
     java.util.List<String> pools = new java.util.ArrayList<>();
+
+    @Option(names = "--dns-upstream", paramLabel = "IP[:PORT]",
+            description = {"The DNS server Paddock's resolver asks for sandboxes' allowlisted names (default:",
+                    "$PADDOCK_DNS_UPSTREAM, else the first nameserver of /etc/resolv.conf)."})
+    String dnsUpstream;
+
+    @Option(names = "--allow-private", paramLabel = "CIDR",
+            description = {"Open a private range (RFC 1918, CGNAT, link-local...) to sandboxes whose policy allows it.",
+                    "Everything else on the deny list stays denied. Repeatable; only the operator can open ranges."})
+    java.util.List<String> allowPrivate = new java.util.ArrayList<>();
 
     @Override
     public Integer call() {
@@ -57,6 +68,8 @@ final class ServeCommand implements Callable<Integer> {
                 .stateDir(stateDir.toAbsolutePath()).maxSandboxes(maxSandboxes).defaultRuntime(defaultRuntime)
                 .tenantsFile(tenants == null ? null : tenants.toAbsolutePath()).maxSandboxesPerTenant(maxSandboxesPerTenant);
         pools.forEach(p -> options.pool(PoolOption.parse(p)));
+        options.dnsUpstream(dnsUpstream);
+        allowPrivate.forEach(options::allowPrivate);
         Daemon.run(options.build());
         return 0;
     }

@@ -49,7 +49,27 @@ final class SpecOptions {
             description = "Isolation tier: runc or runsc (gVisor) (default: the engine's or daemon's default tier).")
     String runtime;
 
+    @Option(names = "--network", paramLabel = "MODE",
+            description = {"none (default: loopback only), allow (only --allow-net entries) or open (every public",
+                    "address). --allow-net alone implies allow. Private ranges, the host and other sandboxes stay denied."})
+    String network;
+
+    @Option(names = "--allow-net", paramLabel = "CIDR|DOMAIN",
+            description = {"Allow egress to a CIDR (198.18.0.0/24) or a domain (api.example.com, *.example.com:",
+                    "names under it). Names resolve only through Paddock's resolver. Repeatable."})
+    java.util.List<String> allowNet = new java.util.ArrayList<>();
+
+    @Option(names = "--port", paramLabel = "PORT",
+            description = {"Expose a port of the sandbox through the daemon (/v1/sandboxes/ID/ports/PORT/, or",
+                    "`paddock port ID PORT` for a URL). Repeatable."})
+    java.util.List<Integer> ports = new java.util.ArrayList<>();
+
     SandboxSpec.Builder apply(SandboxSpec.Builder b) {
+        io.paddock.NetworkPolicy policy = networkPolicy(network, allowNet);
+        if (policy != null) {
+            b.network(policy);
+        }
+        ports.forEach(b::port);
         if (image != null) {
             b.image(image);
         }
@@ -83,6 +103,25 @@ final class SpecOptions {
             b.runtime(runtime);
         }
         return b;
+    }
+
+    /** The policy of {@code --network} and {@code --allow-net}; null when neither is given. */
+    static io.paddock.NetworkPolicy networkPolicy(String mode, java.util.List<String> allow) {
+        if (mode == null) {
+            return allow.isEmpty() ? null : io.paddock.NetworkPolicy.allow(allow);
+        }
+        io.paddock.NetworkMode m = switch (mode.toLowerCase(java.util.Locale.ROOT)) {
+            case "none" -> io.paddock.NetworkMode.NONE;
+            case "allow" -> io.paddock.NetworkMode.ALLOW;
+            case "open" -> io.paddock.NetworkMode.OPEN;
+            default -> throw io.paddock.SandboxException.invalid("network", "unknown mode '" + mode
+                    + "' (known: none, allow, open)");
+        };
+        if (m != io.paddock.NetworkMode.ALLOW && !allow.isEmpty()) {
+            throw io.paddock.SandboxException.invalid("network", "--allow-net needs --network allow (or no --network),"
+                    + " not --network " + mode);
+        }
+        return m == io.paddock.NetworkMode.ALLOW ? io.paddock.NetworkPolicy.allow(allow) : io.paddock.NetworkPolicy.of(m);
     }
 
     static ByteSize size(String field, String text) {

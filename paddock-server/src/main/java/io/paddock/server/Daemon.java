@@ -105,6 +105,8 @@ public final class Daemon {
         LocalOptions.Builder local = LocalOptions.builder().stateDir(o.stateDir()).dataDir(o.dataDir())
                 .maxSandboxes(o.maxSandboxes()).defaultRuntime(o.defaultRuntime().orElse(null));
         o.pools().forEach(local::warmPool);
+        o.dnsUpstream().ifPresent(local::dnsUpstream);
+        o.allowPrivate().forEach(local::allowPrivate);
         Paddock paddock = Paddock.local(local.build());
         PaddockServer server;
         try {

@@ -24,6 +24,8 @@ public final class DaemonOptions {
     private final java.util.List<io.paddock.PoolConfig> pools;
     private final Path tenantsFile;
     private final int maxSandboxesPerTenant;
+    private final String dnsUpstream;
+    private final java.util.List<String> allowPrivate;
 
     private DaemonOptions(Builder b) {
         this.host = b.host;
@@ -35,6 +37,8 @@ public final class DaemonOptions {
         this.pools = java.util.List.copyOf(b.pools);
         this.tenantsFile = b.tenantsFile;
         this.maxSandboxesPerTenant = b.maxSandboxesPerTenant;
+        this.dnsUpstream = b.dnsUpstream;
+        this.allowPrivate = java.util.List.copyOf(b.allowPrivate);
     }
 
     public static Builder builder() {
@@ -89,6 +93,16 @@ public final class DaemonOptions {
     /** See {@link ServerOptions#maxSandboxesPerTenant()}. */
     public int maxSandboxesPerTenant() {
         return maxSandboxesPerTenant;
+    }
+
+    /** See {@link LocalOptions#dnsUpstream()}. */
+    public java.util.Optional<String> dnsUpstream() {
+        return java.util.Optional.ofNullable(dnsUpstream);
+    }
+
+    /** See {@link LocalOptions#allowPrivate()}. */
+    public java.util.List<String> allowPrivate() {
+        return allowPrivate;
     }
 
     @Override
@@ -196,6 +210,22 @@ public final class DaemonOptions {
                 throw SandboxException.invalid("maxSandboxesPerTenant", "must be at least 1, got " + max);
             }
             this.maxSandboxesPerTenant = max;
+            return this;
+        }
+
+        private String dnsUpstream;
+        private final java.util.List<String> allowPrivate = new java.util.ArrayList<>();
+
+        /** Where sandboxes' allowlisted names are resolved (see {@link LocalOptions#dnsUpstream()}). */
+        public Builder dnsUpstream(String upstream) {
+            this.dnsUpstream = upstream;
+            return this;
+        }
+
+        /** Opens a private range to sandboxes whose policy allows it (see {@link LocalOptions#allowPrivate()}). */
+        public Builder allowPrivate(String cidr) {
+            LocalOptions.builder().allowPrivate(cidr); // validates, naming the field
+            this.allowPrivate.add(cidr);
             return this;
         }
 

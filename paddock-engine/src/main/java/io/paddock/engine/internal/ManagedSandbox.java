@@ -39,7 +39,8 @@ final class ManagedSandbox implements Sandbox {
 
     private final SandboxManager manager;
     private final SandboxId id;
-    private final SandboxSpec spec;
+    /** Replaced only when its network policy changes. */
+    private volatile SandboxSpec spec;
     private final Instant createdAt;
     private final CompletableFuture<SandboxInfo> stopped = new CompletableFuture<>();
     private final LogBuffer stdoutLog = new LogBuffer(LOG_CAPACITY);
@@ -180,6 +181,10 @@ final class ManagedSandbox implements Sandbox {
 
     SandboxSpec spec() {
         return spec;
+    }
+
+    void spec(SandboxSpec updated) {
+        this.spec = updated;
     }
 
     Instant createdAt() {

@@ -42,17 +42,17 @@ final class Runtimes {
      * @throws SandboxException FAILED_PRECONDITION when the configured default tier (or, with none
      *                          configured, every tier) is missing, saying how to install it
      */
-    static Runtimes detect(LocalOptions options, Path initBinary) {
+    static Runtimes detect(LocalOptions options, Path initBinary, io.paddock.network.SandboxNetworks networks) {
         OciHost host = OciHost.open(options.stateDir(), options.storageDir(), initBinary);
         Map<String, SandboxRuntime> open = new LinkedHashMap<>();
         Map<String, String> absent = new LinkedHashMap<>();
         try {
-            open.put(RuncRuntime.NAME, RuncRuntime.open(host));
+            open.put(RuncRuntime.NAME, new NetworkedRuntime(RuncRuntime.open(host), networks));
         } catch (SandboxException e) {
             absent.put(RuncRuntime.NAME, e.getMessage());
         }
         try {
-            open.put(RunscRuntime.NAME, RunscRuntime.open(host));
+            open.put(RunscRuntime.NAME, new NetworkedRuntime(RunscRuntime.open(host), networks));
         } catch (SandboxException e) {
             absent.put(RunscRuntime.NAME, e.getMessage());
         }

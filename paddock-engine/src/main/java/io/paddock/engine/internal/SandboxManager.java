@@ -80,12 +80,15 @@ final class SandboxManager implements AutoCloseable {
     private final Thread shutdownHook;
     private final WarmPool pool;
     private final ImageService images;
+    private final io.paddock.network.SandboxNetworks networks;
     private volatile boolean closed;
 
     SandboxManager(LocalOptions options) {
         this.options = options;
         Path initBinary = InitBinary.load().extractTo(options.stateDir().resolve("bin"));
-        this.runtimes = Runtimes.detect(options, initBinary);
+        this.networks = io.paddock.network.SandboxNetworks.open(options.stateDir(), options.dnsUpstream(),
+                options.allowPrivate());
+        this.runtimes = Runtimes.detect(options, initBinary, networks);
         this.images = new ImageService(options.storageDir().resolve("images"));
         this.persistent = options.dataDir().isPresent();
         this.store = persistent ? SqliteSandboxStore.open(options.dataDir().get()) : SandboxStore.NONE;
@@ -399,11 +402,29 @@ final class SandboxManager implements AutoCloseable {
     }
 
     void updateNetwork(ManagedSandbox sb, io.paddock.NetworkPolicy policy) {
-        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "network policies are being built");
+        synchronized (sb) {
+            networks.update(sb.id(), policy);
+            SandboxSpec updated = sb.spec().toBuilder().network(policy).build();
+            sb.spec(updated);
+            try {
+                store.updateSpec(sb.id(), updated);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "cannot record the new policy of " + sb.id()
+                        + " (it applies until a restart): " + e.getMessage());
+            }
+        }
     }
 
+    /** The sandbox's own address and {@code port}: reachable from this host only. */
     java.net.URI portUrl(ManagedSandbox sb, int port) {
-        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "ports are being built");
+        java.net.Inet4Address a = networks.address(sb.id()).orElseThrow(() -> new SandboxException(
+                ErrorCode.FAILED_PRECONDITION, "sandbox " + sb.id() + " has no network on this host"));
+        return java.net.URI.create("http://" + a.getHostAddress() + ":" + port + "/");
+    }
+
+    /** Bytes the sandbox sent and received, when it has a network. */
+    Optional<io.paddock.network.SandboxNetworks.Counters> networkCounters(SandboxId id) {
+        return networks.counters(id);
     }
 
     void reschedule(ManagedSandbox sb, Duration fromNow) {
@@ -519,6 +540,14 @@ final class SandboxManager implements AutoCloseable {
         for (SandboxRuntime runtime : runtimes.all()) {
             reconcile(runtime);
         }
+        // Networks whose sandbox has no bundle left on this host (a crash between the two) are nobody's.
+        java.util.Set<SandboxId> onHost = new java.util.HashSet<>();
+        for (SandboxRuntime runtime : runtimes.all()) {
+            runtime.records().forEach(r -> onHost.add(r.id()));
+        }
+        for (SandboxId id : networks.sweep(onHost::contains)) {
+            LOG.log(System.Logger.Level.INFO, "removed the orphaned network of " + id);
+        }
     }
 
     private void reconcile(SandboxRuntime runtime) {
@@ -618,6 +647,9 @@ final class SandboxManager implements AutoCloseable {
             Duration left = Deadlines.remaining(row.deadline(), Instant.now(), System.nanoTime(), Deadlines.BOOT);
             sb.setExpiresAt(Instant.now().plus(left));
             client.setDeadline(left.plus(INIT_DEADLINE_GRACE));
+            if (row.spec().hasNetwork() && !networks.adopt(row.id(), row.spec().network())) {
+                LOG.log(System.Logger.Level.WARNING, "the network of " + row.id() + " is gone; it runs without one");
+            }
             sb.running(rt, client);
             deadlines.put(row.id(), timers.schedule(() -> expire(sb), left.toNanos(), TimeUnit.NANOSECONDS));
             client.closed().whenComplete((v, e) -> onInitGone(sb));
@@ -694,6 +726,7 @@ final class SandboxManager implements AutoCloseable {
         }
         timers.shutdownNow();
         stopper.shutdown();
+        networks.close();
         identity.retire();
         store.close();
     }

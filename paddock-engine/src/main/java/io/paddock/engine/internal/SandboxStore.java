@@ -43,6 +43,9 @@ interface SandboxStore extends AutoCloseable {
 
     void updateEntrypoint(SandboxId id, int channel, ExitStatus exitOrNull);
 
+    /** Replaces the recorded spec (its network policy changed). */
+    void updateSpec(SandboxId id, io.paddock.SandboxSpec spec);
+
     void delete(SandboxId id);
 
     List<Row> loadAll();
@@ -66,6 +69,10 @@ interface SandboxStore extends AutoCloseable {
 
         @Override
         public void updateEntrypoint(SandboxId id, int channel, ExitStatus exitOrNull) {
+        }
+
+        @Override
+        public void updateSpec(SandboxId id, io.paddock.SandboxSpec spec) {
         }
 
         @Override

@@ -124,6 +124,14 @@ final class SqliteSandboxStore implements SandboxStore {
     }
 
     @Override
+    public synchronized void updateSpec(SandboxId id, io.paddock.SandboxSpec spec) {
+        update("UPDATE sandboxes SET spec = ? WHERE id = ?", ps -> {
+            ps.setString(1, Wire.JSON.writeValueAsString(Wire.json(spec)));
+            ps.setString(2, id.value());
+        });
+    }
+
+    @Override
     public synchronized void updateEntrypoint(SandboxId id, int channel, ExitStatus exit) {
         update("UPDATE sandboxes SET entrypoint_channel = ?, entrypoint_exit = ? WHERE id = ?", ps -> {
             ps.setInt(1, channel);

@@ -27,6 +27,7 @@ import java.util.List;
  *   &lt;state&gt;/images/host-&lt;hash&gt;/ the shared root directory of the host image
  *   &lt;state&gt;/runc/, runsc/       each tier's own --root
  *   &lt;state&gt;/roots/&lt;id&gt;/      an image sandbox's root: the overlay mount
+ *   &lt;state&gt;/resolv/&lt;id&gt;      a networked sandbox's /etc/resolv.conf (readable by runsc's gofer)
  *   &lt;storage&gt;/writable/&lt;id&gt;/  an image sandbox's writable layer (a btrfs subvolume with a quota; see
  *                              {@link WritableLayers}), set up on the first sandbox of an image
  * </pre>
@@ -63,6 +64,8 @@ public record OciHost(Path stateDir, Path storageDir, Path initBinary, Cgroups c
             }
             Files.createDirectories(stateDir.resolve("roots"));
             Files.setPosixFilePermissions(stateDir.resolve("roots"), PosixFilePermissions.fromString("rwx--x--x"));
+            Files.createDirectories(stateDir.resolve("resolv"));
+            Files.setPosixFilePermissions(stateDir.resolve("resolv"), PosixFilePermissions.fromString("rwx--x--x"));
             Files.createDirectories(stateDir.resolve("images"));
             Files.setPosixFilePermissions(stateDir.resolve("images"), PosixFilePermissions.fromString("rwx--x--x"));
         } catch (IOException e) {
@@ -122,6 +125,11 @@ public record OciHost(Path stateDir, Path storageDir, Path initBinary, Cgroups c
     /** Where image sandboxes' roots are mounted, one directory each; traversable, unlike the bundles. */
     public Path rootsDir() {
         return stateDir.resolve("roots");
+    }
+
+    /** Networked sandboxes' resolver files, one each, bound read-only at their {@code /etc/resolv.conf}. */
+    public Path resolvDir() {
+        return stateDir.resolve("resolv");
     }
 
     public Path sandboxesDir() {

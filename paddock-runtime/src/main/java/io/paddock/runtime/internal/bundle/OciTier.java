@@ -60,6 +60,8 @@ public abstract class OciTier implements SandboxRuntime {
     static final String LEGACY_TIER = "runc";
     /** The bundle's link to the user namespace a sandbox joins, when its tier prepares one. */
     public static final String USERNS_LINK = "userns";
+    /** Where the runc launcher mounts a networked sandbox's sysfs for a moment (see userns_run.c). */
+    static final String SYSFS_DIR = "sysfs";
     /** Where an image sandbox's root is mounted: {@code <state>/roots/<id>}. */
     Path rootfsOf(SandboxId id) {
         return host.rootsDir().resolve(id.value());
@@ -155,6 +157,15 @@ public abstract class OciTier implements SandboxRuntime {
             BundlePlan plan = plan(request, uids.firstId(slot), bundle);
             if (request.image().isPresent()) {
                 plan = mountImageRoot(id, request, plan, undo);
+            }
+            if (request.network().isPresent()) {
+                Path resolv = host.resolvDir().resolve(id.value());
+                undo.push(() -> deleteQuietly(resolv));
+                Files.writeString(resolv, request.network().get().resolvConf(), StandardCharsets.UTF_8);
+                Files.setPosixFilePermissions(resolv, PosixFilePermissions.fromString("rw-r--r--"));
+                Path sysfs = Files.createDirectory(bundle.resolve(SYSFS_DIR));
+                plan = plan.inNetns(new BundlePlan.Netns(request.network().get().path().toString(), resolv.toString(),
+                        sysfs.toString()));
             }
             OciSpec spec = OciSpecBuilder.build(plan);
             Files.write(bundle.resolve("config.json"), JSON.writeValueAsBytes(spec));
@@ -279,6 +290,13 @@ public abstract class OciTier implements SandboxRuntime {
         host.cgroups().killAndRemove(cgroupsPath(id));
         // Unmounted before the bundle is deleted: the walk must never enter a mounted root.
         removeImageRoot(id);
+        deleteQuietly(host.resolvDir().resolve(id.value()));
+        // The launcher detaches the sysfs it mounted as soon as runc exits; one left by a crash in between
+        // must not be walked into.
+        Path sysfs = bundle.resolve(SYSFS_DIR);
+        if (isMountPoint(sysfs)) {
+            host.rootfsTool().unmount(sysfs);
+        }
         Integer slot = readSlot(bundle);
         deleteTree(bundle);
         if (slot != null) {
@@ -338,6 +356,23 @@ public abstract class OciTier implements SandboxRuntime {
         ByteBuffer b = ByteBuffer.wrap(bytes);
         while (b.hasRemaining()) {
             ch.write(b);
+        }
+    }
+
+    private static boolean isMountPoint(Path dir) {
+        try {
+            return Files.isDirectory(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                    && !Files.getAttribute(dir, "unix:dev").equals(Files.getAttribute(dir.getParent(), "unix:dev"));
+        } catch (IOException | UnsupportedOperationException e) {
+            return false;
+        }
+    }
+
+    private static void deleteQuietly(Path file) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.INTERNAL, "cannot remove " + file + ": " + e, e);
         }
     }
 

@@ -73,6 +73,36 @@ public final class HostProcess {
         }
     }
 
+    /** Runs argv to completion with {@code input} as its stdin, capturing stdout and stderr together. */
+    public static Result run(List<String> argv, byte[] input, Duration timeout) {
+        ProcessBuilder pb = builder(argv).redirectErrorStream(true);
+        Process p = start(pb, argv);
+        // Written by another thread, so that a command which answers before reading all of it cannot block us.
+        java.util.concurrent.CompletableFuture<Void> writer = java.util.concurrent.CompletableFuture.runAsync(() -> {
+            try (java.io.OutputStream out = p.getOutputStream()) {
+                out.write(input);
+            } catch (IOException e) {
+                // it exited early; its output says why
+            }
+        });
+        try (InputStream in = p.getInputStream()) {
+            String out = readBounded(in);
+            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+                throw new SandboxException(ErrorCode.UNAVAILABLE, argv.get(0) + " did not finish within " + timeout);
+            }
+            writer.join();
+            return new Result(p.exitValue(), out);
+        } catch (IOException e) {
+            p.destroyForcibly();
+            throw new SandboxException(ErrorCode.INTERNAL, "reading the output of " + argv.get(0) + " failed: " + e, e);
+        } catch (InterruptedException e) {
+            p.destroyForcibly();
+            Thread.currentThread().interrupt();
+            throw new SandboxException(ErrorCode.UNAVAILABLE, "interrupted while running " + argv.get(0));
+        }
+    }
+
     /**
      * Runs argv with its stdio connected to files (FIFOs, a log), waits for it to exit and returns its code.
      * Used for {@code runc run -d}, whose container keeps the descriptors after runc exits.

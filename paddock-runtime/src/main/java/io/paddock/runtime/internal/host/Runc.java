@@ -53,8 +53,9 @@ public final class Runc {
      * itself, runs runc, and kills its namespace holder once runc has exited (the sandbox's processes then
      * hold the namespace).
      */
-    public record OwnUserns(Path launcher, long hostRoot, long size, long nofile, Path link) {
+    public record OwnUserns(Path launcher, long hostRoot, long size, long nofile, Path link, java.util.Optional<Netns> netns) {
         public OwnUserns {
+            java.util.Objects.requireNonNull(netns, "netns");
             if (hostRoot <= 0 || size <= 0 || nofile <= 0) {
                 throw new IllegalArgumentException("bad user namespace: owner " + hostRoot + ", size " + size
                         + ", nofile " + nofile);
@@ -63,12 +64,21 @@ public final class Runc {
     }
 
     /**
+     * A network namespace owned by the host for runc to run in, and where the launcher mounts the sysfs of that
+     * namespace for the spec to bind at {@code /sys} (see userns_run.c).
+     */
+    public record Netns(Path netns, Path sysfs) {
+    }
+
+    /**
      * As {@link #runDetached}, with the sandbox's user namespace created by its own host uid rather than by
      * runc as root, so that the kernel charges the sandbox's per-user counts (inotify instances and watches,
      * user namespaces, queue bytes, pending signals) to that uid.
      */
     public void runDetached(String id, Path bundle, Path stdinFifo, Path stdoutFifo, Path log, OwnUserns userns) {
-        List<String> argv = new ArrayList<>(List.of(userns.launcher().toString(), Long.toString(userns.hostRoot()),
+        List<String> argv = new ArrayList<>(List.of(userns.launcher().toString()));
+        userns.netns().ifPresent(ns -> argv.addAll(List.of("-n", ns.netns().toString(), ns.sysfs().toString())));
+        argv.addAll(List.of(Long.toString(userns.hostRoot()),
                 Long.toString(userns.hostRoot()), Long.toString(userns.size()), Long.toString(userns.nofile()),
                 userns.link().toString()));
         argv.addAll(runArgv(id, bundle));

@@ -21,7 +21,9 @@ import java.util.stream.Stream;
  * <ul>
  *   <li>{@code --root <state>/runsc}: runsc's own state directory, Paddock's alone;</li>
  *   <li>{@code --network=none}: the sandbox gets only its own loopback (the Sentry's netstack), never
- *       the host's network;</li>
+ *       the host's network; a sandbox with a network is started with {@code --network=sandbox} instead, and
+ *       the Sentry's netstack then drives the interface of the namespace its spec names (made by Paddock's
+ *       network layer), never the host's;</li>
  *   <li>{@code --oci-seccomp}: the OCI spec's seccomp allowlist is applied <em>inside</em> the Sentry to
  *       tenant syscalls (without it runsc ignores the spec's filter: gVisor always filters its own host
  *       syscalls, which is a different layer);</li>
@@ -82,8 +84,12 @@ public final class Runsc {
     }
 
     private List<String> argv(String... command) {
-        List<String> argv = new ArrayList<>(List.of(binary.toString(), "--root", stateRoot.toString(), "--network=none",
-                "--oci-seccomp"));
+        return argv(false, command);
+    }
+
+    private List<String> argv(boolean network, String... command) {
+        List<String> argv = new ArrayList<>(List.of(binary.toString(), "--root", stateRoot.toString(),
+                network ? "--network=sandbox" : "--network=none", "--oci-seccomp"));
         argv.addAll(List.of(command));
         return argv;
     }
@@ -93,13 +99,45 @@ public final class Runsc {
      * connected to the given FIFOs (runsc hands them to the Sentry as the container's stdio) and runsc's
      * own stderr appended to {@code log}.
      */
-    public void runDetached(String id, Path bundle, Path stdinFifo, Path stdoutFifo, Path log) {
-        int code = HostProcess.runWithFiles(argv("run", "--detach", "--bundle", bundle.toString(), id),
-                stdinFifo, stdoutFifo, log, TIMEOUT);
+    public void runDetached(String id, Path bundle, Path stdinFifo, Path stdoutFifo, Path log, java.util.Optional<Path> netns) {
+        if (netns.isEmpty()) {
+            check(HostProcess.runWithFiles(argv(false, "run", "--detach", "--bundle", bundle.toString(), id),
+                    stdinFifo, stdoutFifo, log, TIMEOUT), log);
+            return;
+        }
+        // A networked sandbox is created, then started apart: runsc's start refuses to network a sandbox when
+        // /proc/sys/net/core/rmem_default exists in the namespace it configures, its test for "the host's
+        // namespace", which kernels since 6.x answer yes to in every namespace. The start alone runs where a
+        // read-only empty directory hides that one: in the sandbox's network namespace (each namespace has its
+        // own /proc/sys/net entries, so the mask must be made from inside it) and a private mount namespace,
+        // gone with the process. The sandbox's processes, made by create, never see it.
+        // Both in the sandbox's network namespace: create binds the sandbox's control socket, an abstract
+        // socket, which only processes of that namespace reach (runsc start among them).
+        List<String> create = new ArrayList<>(List.of(nsenter().toString(), "--net=" + netns.get()));
+        create.addAll(argv(true, "create", "--bundle", bundle.toString(), id));
+        check(HostProcess.runWithFiles(create, stdinFifo, stdoutFifo, log, TIMEOUT), log);
+        List<String> start = new ArrayList<>(List.of(nsenter().toString(), "--net=" + netns.get(),
+                unshare().toString(), "--mount", "--propagation", "private",
+                "/bin/sh", "-c", "mount -t tmpfs -o ro,size=4k paddock-mask /proc/sys/net/core && exec \"$0\" \"$@\""));
+        start.addAll(argv(true, "start", id));
+        check(HostProcess.runWithFiles(start, Path.of("/dev/null"), Path.of("/dev/null"), log, TIMEOUT), log);
+    }
+
+    private static void check(int code, Path log) {
         if (code != 0) {
             throw new SandboxException(ErrorCode.INTERNAL, "runsc could not start the sandbox (exit " + code + "): "
                     + Runc.lastLines(log));
         }
+    }
+
+    private static Path nsenter() {
+        return HostProcess.locate("nsenter", "PADDOCK_NSENTER",
+                "nsenter (util-linux) is not installed; networked gVisor sandboxes need it: sudo apt-get install -y util-linux");
+    }
+
+    private static Path unshare() {
+        return HostProcess.locate("unshare", "PADDOCK_UNSHARE",
+                "unshare (util-linux) is not installed; networked gVisor sandboxes need it: sudo apt-get install -y util-linux");
     }
 
     /** Whether runsc has state for this sandbox. */

@@ -29,10 +29,14 @@ import java.util.Optional;
  *                      the root filesystem is an image's writable overlay on disk (then {@code /tmp} and
  *                      {@code /workspace} are part of it) or the host image's read-only root (then they are
  *                      size-capped tmpfs mounts)
+ * @param netns         the network namespace (its file) the sandbox runs in, made by the network layer and
+ *                      owned by the host; empty: a new one with only loopback. Joined by the runtime when it
+ *                      creates the user namespace; when the sandbox joins a prepared user namespace the
+ *                      launcher puts the runtime in it instead (see userns_run.c) and the spec names none
  */
 public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMounts, long uidBase, String cgroupsPath,
                          HostFacts host, long hostPids, SeccompProfile.Dialect seccomp, Optional<String> userns,
-                         RootUser user) {
+                         RootUser user, Optional<Netns> netns) {
     /** The sandbox user of the host image: uid and gid 1000, starting in the spec's workdir, read-only root. */
     public static RootUser hostUser(SandboxSpec spec) {
         return new RootUser(OciSpecBuilder.SANDBOX_UID, OciSpecBuilder.SANDBOX_GID, spec.workdir(), false, List.of());
@@ -67,6 +71,7 @@ public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMount
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(seccomp, "seccomp");
         Objects.requireNonNull(userns, "userns");
+        Objects.requireNonNull(netns, "netns");
         if (hostPids < spec.pids()) {
             throw new IllegalArgumentException("hostPids " + hostPids + " is below the spec's pids " + spec.pids());
         }
@@ -75,7 +80,8 @@ public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMount
     /** A plan without a namespace to join. */
     public BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMounts, long uidBase, String cgroupsPath,
                       HostFacts host, long hostPids, SeccompProfile.Dialect seccomp) {
-        this(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, hostPids, seccomp, Optional.empty(), hostUser(spec));
+        this(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, hostPids, seccomp, Optional.empty(), hostUser(spec),
+                Optional.empty());
     }
 
     /**
@@ -90,12 +96,39 @@ public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMount
     /** The same plan, joining the user namespace at {@code path} instead of having the runtime create one. */
     public BundlePlan joiningUserns(String path) {
         return new BundlePlan(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, hostPids, seccomp,
-                Optional.of(path), user);
+                Optional.of(path), user, netns);
     }
 
     /** The same plan for an image's root at {@code rootfs} with its own mounts and user. */
     public BundlePlan withImageRoot(String rootfs, List<Mount> imageMounts, RootUser user) {
-        return new BundlePlan(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, hostPids, seccomp, userns, user);
+        return new BundlePlan(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, hostPids, seccomp, userns, user,
+                netns);
+    }
+
+    /** The same plan, in a prepared network namespace (see {@link #netns()}). */
+    public BundlePlan inNetns(Netns ns) {
+        return new BundlePlan(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, hostPids, seccomp, userns, user,
+                Optional.of(ns));
+    }
+
+    /** The namespace entry of the spec: none when the launcher puts the runtime in the sandbox's namespace. */
+    Optional<String> networkNamespaceEntry() {
+        return netns.isPresent() && userns.isPresent() ? Optional.empty()
+                : Optional.of(netns.map(Netns::path).orElse(""));
+    }
+
+    /**
+     * @param path           the namespace's file
+     * @param resolvConfFile a host file bound read-only at the sandbox's {@code /etc/resolv.conf}
+     * @param sysfsDir       where the namespace's sysfs is mounted for the spec to bind at {@code /sys}, when the
+     *                       sandbox cannot mount one itself (see {@link #networkNamespaceEntry()})
+     */
+    public record Netns(String path, String resolvConfFile, String sysfsDir) {
+        public Netns {
+            Objects.requireNonNull(path, "path");
+            Objects.requireNonNull(resolvConfFile, "resolvConfFile");
+            Objects.requireNonNull(sysfsDir, "sysfsDir");
+        }
     }
 
     /**

@@ -115,15 +115,22 @@ public final class OciSpecBuilder {
                 List.of(new IdMapping(0, plan.uidBase(), ID_RANGE)),
                 resources,
                 plan.cgroupsPath(),
-                List.of(new Namespace("pid"), new Namespace("network"), new Namespace("ipc"), new Namespace("uts"),
-                        new Namespace("mount"), new Namespace("user", plan.userns().orElse(null)),
-                        new Namespace("cgroup")),
+                namespaces(plan),
                 SeccompProfile.forArch(plan.host().arch(), plan.seccomp()),
                 MASKED_PATHS,
                 READONLY_PATHS);
 
         return new OciSpec("1.0.2", process, new Root(plan.rootfs(), !plan.user().writableRoot()), HOSTNAME,
                 mounts(plan), linux);
+    }
+
+    private static List<Namespace> namespaces(BundlePlan plan) {
+        List<Namespace> ns = new ArrayList<>();
+        ns.add(new Namespace("pid"));
+        plan.networkNamespaceEntry().ifPresent(path -> ns.add(new Namespace("network", path.isEmpty() ? null : path)));
+        ns.addAll(List.of(new Namespace("ipc"), new Namespace("uts"), new Namespace("mount"),
+                new Namespace("user", plan.userns().orElse(null)), new Namespace("cgroup")));
+        return List.copyOf(ns);
     }
 
     static List<Mount> mounts(BundlePlan plan) {
@@ -143,8 +150,15 @@ public final class OciSpecBuilder {
         m.add(new Mount("/dev/shm", "tmpfs", "shm", List.of("nosuid", "noexec", "nodev", "mode=1777", "size=" + shm,
                 "nr_inodes=" + Math.max(1024, Math.min(inodes, shm / 8192)))));
         m.add(new Mount("/dev/mqueue", "mqueue", "mqueue", List.of("nosuid", "noexec", "nodev")));
-        m.add(new Mount("/sys", "sysfs", "sysfs", List.of("nosuid", "noexec", "nodev", "ro")));
+        if (plan.networkNamespaceEntry().isEmpty()) {
+            // In a namespace the host owns, the sandbox may not mount sysfs: the launcher mounts it there.
+            m.add(new Mount("/sys", "bind", plan.netns().orElseThrow().sysfsDir(), List.of("rbind", "ro", "nosuid", "noexec", "nodev")));
+        } else {
+            m.add(new Mount("/sys", "sysfs", "sysfs", List.of("nosuid", "noexec", "nodev", "ro")));
+        }
         m.addAll(plan.imageMounts());
+        plan.netns().ifPresent(ns -> m.add(new Mount("/etc/resolv.conf", "bind", ns.resolvConfFile(),
+                List.of("bind", "ro", "nosuid", "nodev", "noexec"))));
         if (plan.user().writableRoot()) {
             // An image's root is an overlay with a writable layer on disk, limited to `disk` by its quota:
             // /tmp and /workspace are part of it.

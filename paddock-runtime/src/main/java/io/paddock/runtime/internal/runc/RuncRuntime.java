@@ -73,7 +73,8 @@ public final class RuncRuntime extends OciTier {
                 .mapToLong(OciSpec.Rlimit::hard).findFirst().orElseThrow();
         Path link = Path.of(plan.userns().orElseThrow());
         runc.runDetached(id.value(), bundle, toInit, fromInit, log,
-                new Runc.OwnUserns(launcher, plan.uidBase(), OciSpecBuilder.ID_RANGE, nofile, link));
+                new Runc.OwnUserns(launcher, plan.uidBase(), OciSpecBuilder.ID_RANGE, nofile, link,
+                        plan.netns().map(ns -> new Runc.Netns(Path.of(ns.path()), Path.of(ns.sysfsDir())))));
     }
 
     @Override

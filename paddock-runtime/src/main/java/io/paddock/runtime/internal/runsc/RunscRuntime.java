@@ -106,7 +106,7 @@ public final class RunscRuntime extends OciTier {
 
     @Override
     protected void launch(SandboxId id, Path bundle, BundlePlan plan, Path toInit, Path fromInit, Path log) {
-        runsc.runDetached(id.value(), bundle, toInit, fromInit, log);
+        runsc.runDetached(id.value(), bundle, toInit, fromInit, log, plan.netns().map(ns -> Path.of(ns.path())));
     }
 
     @Override

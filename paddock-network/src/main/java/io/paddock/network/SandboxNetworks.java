@@ -1,0 +1,431 @@
+package io.paddock.network;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.paddock.ErrorCode;
+import io.paddock.NetworkMode;
+import io.paddock.NetworkPolicy;
+import io.paddock.SandboxException;
+import io.paddock.SandboxId;
+import io.paddock.network.internal.Cidr;
+import io.paddock.network.internal.DenyList;
+import io.paddock.network.internal.NftPlan;
+import io.paddock.network.internal.Slots;
+import io.paddock.network.internal.dns.SandboxResolver;
+import io.paddock.runtime.NetworkNamespace;
+import io.paddock.runtime.internal.host.NetHost;
+
+import java.io.IOException;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
+
+/**
+ * The networks of one engine's sandboxes on this host. A sandbox with a network gets:
+ * <ul>
+ *   <li>a network namespace of its own ({@code /run/netns/paddock-<id>}), owned by the host, so that nothing
+ *       inside can reconfigure it, with a veth whose host side is {@code pdk<slot>};</li>
+ *   <li>a /30 of the sandboxes' range (default {@value #DEFAULT_RANGE}): the host side is its gateway and
+ *       its only resolver, the sandbox the next address; no bridge, so sandboxes share no link;</li>
+ *   <li>nftables chains of its own in the host's {@code inet paddock} table ({@link NftPlan}): the deny list,
+ *       then its policy; traffic leaves masqueraded as the host's;</li>
+ *   <li>Paddock's resolver ({@link SandboxResolver}), which answers its allowlisted names only and opens
+ *       egress to the addresses it returned.</li>
+ * </ul>
+ * The runtime tiers receive the namespace ({@link NetworkNamespace}) and never know what it carries.
+ * Nothing is set up on the host until the first sandbox with a network. Thread-safe.
+ */
+public final class SandboxNetworks implements AutoCloseable {
+    public static final String DEFAULT_RANGE = "10.213.0.0/16";
+    /** Network namespaces' names: {@code paddock-<sandbox id>}. */
+    public static final String NETNS_PREFIX = "paddock-";
+    private static final System.Logger LOG = System.getLogger("io.paddock.network");
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Path NETNS_DIR = Path.of("/run/netns");
+
+    private final Slots slots;
+    private final DenyList deny;
+    private final NftPlan plan;
+    private final Optional<InetSocketAddress> upstream;
+    private final String upstreamSource;
+    private final Map<SandboxId, Attached> attached = new ConcurrentHashMap<>();
+    private final Map<Inet4Address, Attached> byAddress = new ConcurrentHashMap<>();
+    private NetHost host;
+    private SandboxResolver resolver;
+    private boolean closed;
+
+    /** A sandbox this engine networks, and its current policy. */
+    private final class Attached implements SandboxResolver.Client {
+        final SandboxId id;
+        final int slot;
+        volatile NetworkPolicy policy;
+
+        Attached(SandboxId id, int slot, NetworkPolicy policy) {
+            this.id = id;
+            this.slot = slot;
+            this.policy = policy;
+        }
+
+        @Override
+        public String id() {
+            return id.value();
+        }
+
+        @Override
+        public NetworkPolicy policy() {
+            return policy;
+        }
+
+        @Override
+        public void grant(List<Inet4Address> addresses, Duration ttl) {
+            if (!addresses.isEmpty()) {
+                host().nftApply(plan.grant(slot, addresses, ttl));
+            }
+        }
+
+        NftPlan.Sandbox rules(int resolverPort) {
+            return new NftPlan.Sandbox(slot, slots.address(slot), slots.gateway(slot), resolverPort, policy);
+        }
+    }
+
+    private SandboxNetworks(Slots slots, DenyList deny, Optional<InetSocketAddress> upstream, String upstreamSource) {
+        this.slots = slots;
+        this.deny = deny;
+        this.plan = new NftPlan(deny);
+        this.upstream = upstream;
+        this.upstreamSource = upstreamSource;
+    }
+
+    /**
+     * Opens the network layer of an engine whose state directory is {@code stateDir}. Checks the options at
+     * once; touches nothing on the host until a sandbox needs a network.
+     *
+     * @param dnsUpstream  {@code IP[:PORT]}; empty: {@code $PADDOCK_DNS_UPSTREAM}, else the host's resolv.conf
+     * @param allowPrivate CIDRs the operator opened in the deny list
+     * @throws SandboxException INVALID_ARGUMENT naming a bad option
+     */
+    public static SandboxNetworks open(Path stateDir, Optional<String> dnsUpstream, List<String> allowPrivate) {
+        Cidr range = Cidr.parse(DEFAULT_RANGE);
+        DenyList deny;
+        try {
+            deny = new DenyList(allowPrivate.stream().map(Cidr::parse).toList(), range);
+        } catch (IllegalArgumentException e) {
+            throw SandboxException.invalid("allowPrivate", e.getMessage());
+        }
+        String source;
+        Optional<String> text = dnsUpstream;
+        if (text.isPresent()) {
+            source = "--dns-upstream";
+        } else if (System.getenv("PADDOCK_DNS_UPSTREAM") != null && !System.getenv("PADDOCK_DNS_UPSTREAM").isBlank()) {
+            text = Optional.of(System.getenv("PADDOCK_DNS_UPSTREAM"));
+            source = "PADDOCK_DNS_UPSTREAM";
+        } else {
+            text = hostNameserver();
+            source = "/etc/resolv.conf";
+        }
+        Optional<InetSocketAddress> upstream = text.map(t -> parseUpstream(t, source));
+        return new SandboxNetworks(new Slots(stateDir.resolve("net"), range), deny, upstream, source);
+    }
+
+    /** {@code IP} or {@code IP:PORT} (an IPv4 literal; names are not resolved: the resolver must not depend on DNS). */
+    static InetSocketAddress parseUpstream(String text, String source) {
+        String t = text.strip();
+        int colon = t.lastIndexOf(':');
+        String host = colon > 0 && t.indexOf(':') == colon ? t.substring(0, colon) : t;
+        int port = 53;
+        if (colon > 0 && t.indexOf(':') == colon) {
+            try {
+                port = Integer.parseInt(t.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                port = -1;
+            }
+        }
+        try {
+            if (port < 1 || port > 65535) {
+                throw new IllegalArgumentException("bad port");
+            }
+            InetAddress a = host.contains(":") ? InetAddress.getByName(host) : Cidr.address(host);
+            return new InetSocketAddress(a, port);
+        } catch (IllegalArgumentException | IOException e) {
+            throw SandboxException.invalid("dnsUpstream", "'" + text + "' (from " + source
+                    + ") is not an IP address with an optional port, such as 198.18.0.53 or 198.18.0.53:5353");
+        }
+    }
+
+    private static Optional<String> hostNameserver() {
+        try {
+            return Files.readAllLines(Path.of("/etc/resolv.conf")).stream().map(String::strip)
+                    .filter(l -> l.startsWith("nameserver")).map(l -> l.substring("nameserver".length()).strip())
+                    .filter(a -> !a.isEmpty() && !a.contains("%")).findFirst();
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * Makes the network of a new sandbox: its namespace, veth, addresses, rules, and its place in the resolver.
+     * On failure nothing it made is left.
+     */
+    public NetworkNamespace attach(SandboxId id, NetworkPolicy policy) {
+        checkUpstream(policy);
+        int port = ready();
+        Deque<Runnable> undo = new ArrayDeque<>();
+        int slot = slots.acquire(id);
+        undo.push(() -> slots.release(slot, id));
+        try {
+            String ns = NETNS_PREFIX + id.value();
+            String iface = NftPlan.IFACE_PREFIX + slot;
+            Attached a = new Attached(id, slot, policy);
+            undo.push(() -> removeLinks(id, slot));
+            host.ip(null, List.of("netns add " + ns,
+                    "link add " + iface + " type veth peer name eth0 netns " + ns,
+                    "addr add " + slots.gateway(slot).getHostAddress() + "/30 dev " + iface));
+            // DNS to the gateway is redirected to the resolver on 127.0.0.1; nothing else from the veth reaches
+            // loopback (the input chain drops it). Strict reverse-path filtering refuses spoofed sources.
+            host.sysctl("ipv4/conf/" + iface + "/route_localnet", "1");
+            host.sysctl("ipv4/conf/" + iface + "/rp_filter", "1");
+            host.sysctl("ipv6/conf/" + iface + "/disable_ipv6", "1");
+            undo.push(() -> removeRules(slot));
+            host.nftApply(plan.attach(a.rules(port)));
+            host.ip(null, List.of("link set " + iface + " up"));
+            host.ip(ns, List.of("link set lo up",
+                    "addr add " + slots.address(slot).getHostAddress() + "/30 dev eth0",
+                    "link set eth0 up",
+                    "route add default via " + slots.gateway(slot).getHostAddress()));
+            attached.put(id, a);
+            byAddress.put(slots.address(slot), a);
+            return new NetworkNamespace(NETNS_DIR.resolve(ns), resolvConf(slot));
+        } catch (RuntimeException e) {
+            while (!undo.isEmpty()) {
+                try {
+                    undo.pop().run();
+                } catch (RuntimeException ce) {
+                    e.addSuppressed(ce);
+                }
+            }
+            throw e;
+        }
+    }
+
+    /** Replaces a running sandbox's policy; new connections follow it at once. */
+    public void update(SandboxId id, NetworkPolicy policy) {
+        Attached a = attached.get(id);
+        if (a == null) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + id + " was created without a"
+                    + " network (policy none and no ports); its policy cannot change. Create it with a policy.");
+        }
+        checkUpstream(policy);
+        synchronized (a) {
+            a.policy = policy;
+            host().nftApply(plan.update(a.rules(resolver.address().getPort())));
+        }
+    }
+
+    /**
+     * Takes over the network of a sandbox this engine adopted (after a restart): points its DNS at this
+     * engine's resolver and applies {@code policy}. False when the sandbox has no network on this host.
+     */
+    public boolean adopt(SandboxId id, NetworkPolicy policy) {
+        Optional<Integer> slot = slots.of(id);
+        if (slot.isEmpty() || !Files.exists(NETNS_DIR.resolve(NETNS_PREFIX + id.value()))) {
+            return false;
+        }
+        int port = ready();
+        Attached a = new Attached(id, slot.get(), policy);
+        host.nftApply(plan.retarget(a.rules(port)));
+        host.nftApply(plan.update(a.rules(port)));
+        attached.put(id, a);
+        byAddress.put(slots.address(a.slot), a);
+        return true;
+    }
+
+    /** Removes everything of a sandbox's network: rules, veth, namespace, slot. Idempotent. */
+    public void detach(SandboxId id) {
+        Attached a = attached.remove(id);
+        Optional<Integer> slot = a != null ? Optional.of(a.slot) : slots.of(id);
+        slot.ifPresent(s -> byAddress.remove(slots.address(s)));
+        if (slot.isEmpty() && !Files.exists(NETNS_DIR.resolve(NETNS_PREFIX + id.value()))) {
+            return;
+        }
+        if (slot.isPresent()) {
+            removeRules(slot.get());
+        }
+        removeLinks(id, slot.orElse(-1));
+        slot.ifPresent(s -> slots.release(s, id));
+    }
+
+    /** The sandbox's address, reachable from this host (the daemon's port proxy connects to it). */
+    public Optional<Inet4Address> address(SandboxId id) {
+        Attached a = attached.get(id);
+        if (a != null) {
+            return Optional.of(slots.address(a.slot));
+        }
+        return slots.of(id).map(slots::address);
+    }
+
+    /** Bytes and packets the sandbox sent and received, from its veth's counters; empty without a network. */
+    public Optional<Counters> counters(SandboxId id) {
+        Attached a = attached.get(id);
+        if (a == null) {
+            return Optional.empty();
+        }
+        Path stats = Path.of("/sys/class/net", NftPlan.IFACE_PREFIX + a.slot, "statistics");
+        try {
+            // The host side receives what the sandbox sends.
+            return Optional.of(new Counters(readLong(stats.resolve("rx_bytes")), readLong(stats.resolve("tx_bytes"))));
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Bytes a sandbox sent ({@code txBytes}) and received ({@code rxBytes}). */
+    public record Counters(long txBytes, long rxBytes) {
+    }
+
+    /**
+     * Removes the networks of sandboxes that are gone (a crash left them): slots whose holder is not
+     * {@code alive}, and {@code paddock-} namespaces without a slot. Returns the ids it cleaned.
+     */
+    public List<SandboxId> sweep(Predicate<SandboxId> alive) {
+        Set<SandboxId> gone = new HashSet<>();
+        slots.all().forEach((slot, holder) -> {
+            if (SandboxId.isValid(holder) && !alive.test(new SandboxId(holder))) {
+                gone.add(new SandboxId(holder));
+            }
+        });
+        try (var files = Files.list(NETNS_DIR)) {
+            for (Path f : files.toList()) {
+                String name = f.getFileName().toString();
+                if (name.startsWith(NETNS_PREFIX) && SandboxId.isValid(name.substring(NETNS_PREFIX.length()))) {
+                    SandboxId id = new SandboxId(name.substring(NETNS_PREFIX.length()));
+                    if (!alive.test(id)) {
+                        gone.add(id);
+                    }
+                }
+            }
+        } catch (IOException e) {
+            // no namespaces at all
+        }
+        for (SandboxId id : gone) {
+            try {
+                detach(id);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "cannot remove the network of gone sandbox " + id + ": " + e.getMessage());
+            }
+        }
+        return List.copyOf(gone);
+    }
+
+    /** The resolver's address (for tests and diagnostics); empty until the first networked sandbox. */
+    public synchronized Optional<InetSocketAddress> resolverAddress() {
+        return Optional.ofNullable(resolver).map(SandboxResolver::address);
+    }
+
+    /** Stops the resolver. Sandboxes' namespaces and rules stay: they belong to the sandboxes, which may outlive the engine. */
+    @Override
+    public synchronized void close() {
+        closed = true;
+        if (resolver != null) {
+            resolver.close();
+            resolver = null;
+        }
+    }
+
+    private void checkUpstream(NetworkPolicy policy) {
+        boolean resolves = policy.mode() == NetworkMode.OPEN || !policy.domains().isEmpty();
+        if (resolves && upstream.isEmpty()) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "the policy names domains, but Paddock's resolver"
+                    + " has no upstream DNS server to ask: " + upstreamSource + " names none. Give one with"
+                    + " --dns-upstream IP[:PORT] (or PADDOCK_DNS_UPSTREAM).");
+        }
+    }
+
+    /** Sets the host up on first use (tools, forwarding, the table, the resolver); returns the resolver's port. */
+    private synchronized int ready() {
+        if (closed) {
+            throw new SandboxException(ErrorCode.UNAVAILABLE, "the engine is closing");
+        }
+        if (resolver != null) {
+            return resolver.address().getPort();
+        }
+        NetHost h = host();
+        if (!"1".equals(h.readSysctl("ipv4/ip_forward"))) {
+            h.sysctl("ipv4/ip_forward", "1");
+            LOG.log(System.Logger.Level.INFO, "enabled IPv4 forwarding (net.ipv4.ip_forward=1) for sandbox networks");
+        }
+        h.nftApply(plan.base());
+        InetSocketAddress up = upstream.orElse(new InetSocketAddress(Cidr.address("127.0.0.1"), 53));
+        resolver = SandboxResolver.start(new InetSocketAddress(Cidr.address("127.0.0.1"), 0), up,
+                source -> Optional.ofNullable(byAddress.get(source)), deny, SandboxResolver.Limits.defaults());
+        return resolver.address().getPort();
+    }
+
+    private synchronized NetHost host() {
+        if (host == null) {
+            host = NetHost.locate();
+        }
+        return host;
+    }
+
+    private String resolvConf(int slot) {
+        return "nameserver " + slots.gateway(slot).getHostAddress() + "\noptions timeout:2 attempts:2\n";
+    }
+
+    private void removeLinks(SandboxId id, int slot) {
+        NetHost h = host();
+        if (slot >= 0 && Files.exists(Path.of("/sys/class/net", NftPlan.IFACE_PREFIX + slot))) {
+            h.ip(null, List.of("link del " + NftPlan.IFACE_PREFIX + slot));
+        }
+        String ns = NETNS_PREFIX + id.value();
+        if (Files.exists(NETNS_DIR.resolve(ns))) {
+            h.ip(null, List.of("netns del " + ns));
+        }
+    }
+
+    private void removeRules(int slot) {
+        NetHost h = host();
+        String listing = h.nftList(List.of("table", NftPlan.FAMILY, NftPlan.TABLE));
+        if (listing.isEmpty()) {
+            return;
+        }
+        Set<String> present = new HashSet<>();
+        Set<String> mapKeys = new HashSet<>();
+        try {
+            for (JsonNode item : JSON.readTree(listing).path("nftables")) {
+                for (String kind : List.of("chain", "set")) {
+                    if (item.has(kind)) {
+                        present.add(item.get(kind).path("name").asText());
+                    }
+                }
+                if (item.has("map")) {
+                    String map = item.get("map").path("name").asText();
+                    for (JsonNode e : item.get("map").path("elem")) {
+                        mapKeys.add(map + ":" + e.path(0).asText());
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.INTERNAL, "cannot read nft's listing: " + e, e);
+        }
+        String doc = plan.detach(slot, present, mapKeys);
+        if (!doc.isEmpty()) {
+            h.nftApply(doc);
+        }
+    }
+
+    private static long readLong(Path p) throws IOException {
+        return Long.parseLong(Files.readString(p).trim());
+    }
+}
