@@ -26,6 +26,10 @@ if [[ $mode == run || $mode == test ]]; then
   need mmdebstrap mmdebstrap
   need mkfs.btrfs btrfs-progs
   need slirp4netns slirp4netns
+  # Sandbox networks: a namespace and veth per sandbox (iproute2), their policies as nftables rules.
+  need ip iproute2
+  need nft nftables
+  need nsenter util-linux
 fi
 if [[ $mode == test ]]; then
   need python3 python3
@@ -39,6 +43,8 @@ if [[ $mode == test ]]; then
   need skopeo skopeo
   need umoci umoci
   need htpasswd apache2-utils
+  # Network tests: their own DNS server, logging every query, in a namespace they make.
+  need dnsmasq dnsmasq-base
   [[ -x /bin/busybox ]] && /bin/busybox --list 2>/dev/null | grep -qx sh && ldd /bin/busybox 2>&1 | grep -q 'not a dynamic' \
     || missing_pkgs+=(busybox-static)
   [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 || missing_pkgs+=(python3-matplotlib)

@@ -18,10 +18,14 @@ import java.util.Optional;
  * @param image          its image reference
  * @param runtime        the isolation tier running it, for example {@code runc}
  * @param entrypointExit the entrypoint's exit status, once it has exited
+ * @param network        its network policy now (it may have changed since create)
+ * @param ports          the ports the daemon proxies to
+ * @param traffic        what it sent and received, while it has a network interface
  */
 public record SandboxInfo(SandboxId id, Optional<String> name, Map<String, String> labels, SandboxState state,
                           Optional<StopReason> stopReason, Instant createdAt, Instant expiresAt, String image,
-                          String runtime, Optional<ExitStatus> entrypointExit) {
+                          String runtime, Optional<ExitStatus> entrypointExit, NetworkPolicy network,
+                          java.util.List<Integer> ports, Optional<NetworkTraffic> traffic) {
     public SandboxInfo {
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(name, "name");
@@ -33,5 +37,16 @@ public record SandboxInfo(SandboxId id, Optional<String> name, Map<String, Strin
         Objects.requireNonNull(image, "image");
         Objects.requireNonNull(runtime, "runtime");
         Objects.requireNonNull(entrypointExit, "entrypointExit");
+        Objects.requireNonNull(network, "network");
+        ports = java.util.List.copyOf(ports);
+        Objects.requireNonNull(traffic, "traffic");
+    }
+
+    /** A sandbox without a network. */
+    public SandboxInfo(SandboxId id, Optional<String> name, Map<String, String> labels, SandboxState state,
+                       Optional<StopReason> stopReason, Instant createdAt, Instant expiresAt, String image,
+                       String runtime, Optional<ExitStatus> entrypointExit) {
+        this(id, name, labels, state, stopReason, createdAt, expiresAt, image, runtime, entrypointExit,
+                NetworkPolicy.none(), java.util.List.of(), Optional.empty());
     }
 }

@@ -104,12 +104,53 @@ public final class HostLeakCheck {
         }
         list(stateDir.resolve("roots")).stream().filter(HostLeakCheck::paddockName)
                 .forEach(p -> out.add("root-dir " + p.getFileName()));
+        out.addAll(networkResources());
         String sandboxesDir = stateDir.resolve("sandboxes").toString();
         String rootsDir = stateDir.resolve("roots").toString();
         for (String line : lines(Path.of("/proc/self/mountinfo"))) {
             if (line.contains(sandboxesDir) || line.contains(rootsDir)) {
                 out.add("mount " + line);
             }
+        }
+        return out;
+    }
+
+    /**
+     * Sandbox networks: namespaces ({@code /run/netns/paddock-<id>}), network slots, resolver files, host-side
+     * veths ({@code pdk<slot>}) and nftables objects of the {@code inet paddock} table named by a slot. A veth
+     * or rule is named with the sandbox holding its slot (so that other engines' sandboxes are filtered out);
+     * one whose slot is free is a leak of nobody's.
+     */
+    private List<String> networkResources() {
+        List<String> out = new ArrayList<>();
+        java.util.Map<String, String> holders = new java.util.HashMap<>();
+        for (Path slot : list(stateDir.resolve("net"))) {
+            String holder = lines(slot).stream().findFirst().orElse("?");
+            holders.put(slot.getFileName().toString(), holder);
+            out.add("net-slot " + slot.getFileName() + " " + holder);
+        }
+        list(Path.of("/run/netns")).stream().filter(p -> p.getFileName().toString().startsWith("paddock-"))
+                .forEach(p -> out.add("netns " + p.getFileName()));
+        list(stateDir.resolve("resolv")).forEach(p -> out.add("resolv-conf " + p.getFileName()));
+        for (Path link : list(Path.of("/sys/class/net"))) {
+            String name = link.getFileName().toString();
+            if (name.matches("pdk\\d+")) {
+                out.add("veth " + name + " " + holders.getOrDefault(name.substring(3), "(slot free)"));
+            }
+        }
+        try {
+            Process p = new ProcessBuilder("nft", "list", "table", "inet", "paddock").redirectErrorStream(true).start();
+            String listing = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            p.waitFor();
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\s*(chain|set) (sb[fain]?(\\d+)[cd]?) \\{")
+                    .matcher(listing);
+            while (m.find()) {
+                out.add("nft-" + m.group(1) + " " + m.group(2) + " " + holders.getOrDefault(m.group(3), "(slot free)"));
+            }
+        } catch (IOException e) {
+            // no nft: no rules either
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
         return out;
     }

@@ -329,6 +329,14 @@ public final class Wire {
         } else {
             o.putNull("entrypoint_exit");
         }
+        o.set("network", json(i.network()));
+        ArrayNode ports = o.putArray("ports");
+        i.ports().forEach(ports::add);
+        if (i.traffic().isPresent()) {
+            o.putObject("traffic").put("tx_bytes", i.traffic().get().txBytes()).put("rx_bytes", i.traffic().get().rxBytes());
+        } else {
+            o.putNull("traffic");
+        }
         return o;
     }
 
@@ -343,7 +351,13 @@ public final class Wire {
                         : Optional.empty(),
                 Instant.parse(o.path("created_at").asText()), Instant.parse(o.path("expires_at").asText()),
                 o.path("image").asText(), o.path("runtime").asText(),
-                o.hasNonNull("entrypoint_exit") ? Optional.of(exitStatus(o.get("entrypoint_exit"))) : Optional.empty());
+                o.hasNonNull("entrypoint_exit") ? Optional.of(exitStatus(o.get("entrypoint_exit"))) : Optional.empty(),
+                o.hasNonNull("network") ? networkPolicy(o.get("network")) : NetworkPolicy.none(),
+                o.has("ports") && o.get("ports").isArray()
+                        ? java.util.stream.StreamSupport.stream(o.get("ports").spliterator(), false).map(JsonNode::asInt).toList()
+                        : List.of(),
+                o.hasNonNull("traffic") ? Optional.of(new io.paddock.NetworkTraffic(o.get("traffic").path("tx_bytes").asLong(),
+                        o.get("traffic").path("rx_bytes").asLong())) : Optional.empty());
     }
 
     // ---- logs, files, small requests ----

@@ -222,8 +222,11 @@ final class ManagedSandbox implements Sandbox {
     }
 
     private SandboxInfo infoLocked() {
+        Optional<io.paddock.NetworkTraffic> traffic = state.isLive() ? manager.networkCounters(id)
+                .map(c -> new io.paddock.NetworkTraffic(c.txBytes(), c.rxBytes())) : Optional.empty();
         return new SandboxInfo(id, spec.name(), spec.labels(), state, Optional.ofNullable(stopReason), createdAt,
-                expiresAt, spec.image(), manager.runtimeName(spec), Optional.ofNullable(entrypointExit));
+                expiresAt, spec.image(), manager.runtimeName(spec), Optional.ofNullable(entrypointExit), spec.network(),
+                spec.ports(), traffic);
     }
 
     @Override

@@ -291,6 +291,7 @@ public final class Tenancy {
         Map<String, String> labels = new HashMap<>(info.labels());
         labels.remove(LABEL);
         return new SandboxInfo(info.id(), name, labels, info.state(), info.stopReason(), info.createdAt(),
-                info.expiresAt(), info.image(), info.runtime(), info.entrypointExit());
+                info.expiresAt(), info.image(), info.runtime(), info.entrypointExit(), info.network(), info.ports(),
+                info.traffic());
     }
 }

@@ -38,7 +38,8 @@ import java.util.stream.Stream;
  * running sandboxes keep theirs.
  */
 public final class HostImage {
-    static final int FORMAT = 1;
+    /** Bumped whenever the generated files change (2: names resolve through DNS too, for networked sandboxes). */
+    static final int FORMAT = 2;
     /** Host /etc entries copied into the image (when present and world-readable). */
     static final List<String> ETC_ALLOWLIST = List.of(
             "alternatives", "bash.bashrc", "ca-certificates", "ca-certificates.conf", "debian_version", "fonts",
@@ -179,12 +180,14 @@ public final class HostImage {
                 ::1\tlocalhost ip6-localhost ip6-loopback
                 """);
         write(etc, "hostname", "sandbox\n");
+        // A sandbox with a network gets its own resolv.conf bound over this one (naming Paddock's resolver);
+        // without one, "dns" finds no server and fails at once.
         write(etc, "resolv.conf", "# no network\n");
         write(etc, "nsswitch.conf", """
                 passwd: files
                 group: files
                 shadow: files
-                hosts: files
+                hosts: files dns
                 networks: files
                 protocols: files
                 services: files

@@ -1,0 +1,252 @@
+package io.paddock.engine;
+
+import io.paddock.ByteSize;
+import io.paddock.ErrorCode;
+import io.paddock.ExecResult;
+import io.paddock.LocalOptions;
+import io.paddock.NetworkPolicy;
+import io.paddock.Paddock;
+import io.paddock.Sandbox;
+import io.paddock.SandboxException;
+import io.paddock.SandboxSpec;
+import io.paddock.testkit.LeakCheckExtension;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Sandbox networks on both tiers, against a test world in a namespace of its own ({@link TestWorld}):
+ * allowlists of CIDRs and domains, the deny list winning over them (metadata, the host, other sandboxes,
+ * private ranges, rebinding), Paddock's resolver forwarding nothing but allowlisted names (counted at the
+ * world's DNS server), no reconfiguring the network from inside, policy changes at run time, ports reached
+ * from the host, traffic counters. The leak check runs after each test: no namespace, veth, rule, slot or
+ * resolver file may survive destroy.
+ */
+class NetworkSandboxTest {
+    @RegisterExtension
+    static final LeakCheckExtension LEAKS = new LeakCheckExtension(LocalOptions.DEFAULT_STATE_DIR);
+
+    static TestWorld world;
+
+    /** Prints each URL's body, or ERR and the error. */
+    static final String FETCH = """
+            import sys, urllib.request
+            for u in sys.argv[1:]:
+                try:
+                    print(urllib.request.urlopen(u, timeout=4).read().decode().strip())
+                except Exception as e:
+                    print("ERR", type(e).__name__, str(e)[:80])
+            """;
+
+    /** Asks the sandbox's resolver (or argv[3]) for argv[1] of type argv[2] with a hand-made packet. */
+    static final String QUERY = """
+            import random, socket, struct, sys
+            name, qtype = sys.argv[1], int(sys.argv[2])
+            server = sys.argv[3] if len(sys.argv) > 3 else [l.split()[1] for l in open("/etc/resolv.conf") if l.startswith("nameserver")][0]
+            pkt = struct.pack(">HHHHHH", random.randint(0, 65535), 0x0100, 1, 0, 0, 0)
+            pkt += b"".join(bytes([len(l)]) + l.encode() for l in name.split(".")) + b"\\0" + struct.pack(">HH", qtype, 1)
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.settimeout(3)
+            try:
+                s.sendto(pkt, (server, 53))
+                d = s.recv(4096)
+                print("rcode", d[3] & 15, "answers", struct.unpack(">H", d[6:8])[0])
+            except Exception as e:
+                print("ERR", type(e).__name__)
+            """;
+
+    @BeforeAll
+    static void makeWorld() throws Exception {
+        world = new TestWorld(9);
+    }
+
+    @AfterAll
+    static void removeWorld() throws Exception {
+        if (world != null) {
+            world.close();
+        }
+    }
+
+    @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+    abstract static class OnTier {
+        Paddock paddock;
+
+        abstract String tier();
+
+        @BeforeAll
+        void start() {
+            paddock = Paddock.local(LocalOptions.builder().defaultRuntime(tier()).dnsUpstream(world.a).build());
+        }
+
+        @AfterAll
+        void stop() {
+            if (paddock != null) {
+                paddock.close();
+            }
+        }
+
+        SandboxSpec.Builder spec(NetworkPolicy policy) {
+            return SandboxSpec.builder().network(policy).memory(ByteSize.mib(256)).timeout(Duration.ofMinutes(2));
+        }
+
+        static List<String> run(Sandbox sb, String script, String... args) {
+            List<String> argv = new ArrayList<>(List.of("python3", "-c", script));
+            argv.addAll(List.of(args));
+            ExecResult r = sb.exec(io.paddock.ExecRequest.builder().argv(argv).timeout(Duration.ofSeconds(60)).build());
+            assertThat(r.exitCode()).as(r.stderrText()).isZero();
+            return r.stdoutText().lines().toList();
+        }
+
+        @Test
+        void noneHasOnlyLoopback() {
+            try (Sandbox sb = paddock.create(SandboxSpec.builder().build())) {
+                assertThat(sb.exec("ls", "/sys/class/net").stdoutText().strip()).isEqualTo("lo");
+                assertThat(run(sb, FETCH, world.url(world.a)).get(0)).startsWith("ERR");
+            }
+        }
+
+        @Test
+        void aCidrAllowlistReachesOnlyItsRangeAndNeverTheDenyList() throws Exception {
+            // The host reaches every target, so only the sandbox's rules can be what stops it.
+            HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
+            for (String host : List.of(world.a, world.b, TestWorld.METADATA)) {
+                assertThat(http.send(HttpRequest.newBuilder(URI.create(world.url(host))).build(),
+                        HttpResponse.BodyHandlers.ofString()).body()).isEqualTo("world " + host + "\n");
+            }
+            try (Sandbox sb = paddock.create(spec(NetworkPolicy.allow(world.a + "/32", "169.254.0.0/16")).build());
+                 Sandbox other = paddock.create(spec(NetworkPolicy.allow(world.a)).port(8080)
+                         .entrypoint("python3", "-m", "http.server", "8080").build())) {
+                String gateway = sb.exec("sh", "-c", "ip route | awk '/default/ {print $3}'").stdoutText().strip();
+                String otherAddress = other.url(8080).getHost();
+                List<String> out = run(sb, FETCH, world.url(world.a), world.url(world.b), world.url(TestWorld.METADATA),
+                        "http://" + gateway + ":8080/", "http://127.0.0.1:8080/", "http://" + otherAddress + ":8080/");
+                assertThat(out.get(0)).isEqualTo("world " + world.a);
+                assertThat(out.subList(1, out.size())).as("not allowlisted, metadata (allowlisted but denied), the host,"
+                        + " its own loopback, another sandbox").allMatch(l -> l.startsWith("ERR"));
+            }
+        }
+
+        @Test
+        void domainsResolveOnlyThroughPaddockAndOnlyWhenAllowlisted() throws Exception {
+            String leak = "leak-" + tier() + "-" + System.nanoTime() + ".paddock.test";
+            String tunnel = "dGhlLXNlY3JldC1kYXRhLWdvZXMtaGVyZQ." + System.nanoTime() + ".other.paddock.test";
+            try (Sandbox sb = paddock.create(spec(NetworkPolicy.allow("allowed.paddock.test", "*.wild.paddock.test",
+                    "rebind.paddock.test", "private.paddock.test", world.a + "/32")).build())) {
+                List<String> out = run(sb, FETCH, "http://allowed.paddock.test:8080/", "http://api.wild.paddock.test:8080/",
+                        "http://other.paddock.test:8080/", "http://" + leak + ":8080/", "http://rebind.paddock.test:8080/",
+                        "http://private.paddock.test:8080/");
+                assertThat(out.get(0)).isEqualTo("world " + world.a);
+                assertThat(out.get(1)).as("a wildcard's name, resolved to an address not otherwise allowed")
+                        .isEqualTo("world " + world.b);
+                assertThat(out.subList(2, 6)).allMatch(l -> l.startsWith("ERR"));
+                List<String> dns = run(sb, QUERY, tunnel, "16");
+                assertThat(dns.get(0)).isEqualTo("rcode 3 answers 0");
+                List<String> direct = run(sb, QUERY, "allowed.paddock.test", "1", world.a);
+                assertThat(direct.get(0)).as("the world's resolver, asked directly (its address is allowlisted)")
+                        .startsWith("ERR");
+                assertThat(run(sb, QUERY, "allowed.paddock.test", "28").get(0)).as("AAAA: sandboxes have IPv4 only")
+                        .isEqualTo("rcode 0 answers 0");
+            }
+            List<String> seen = world.dnsQueries();
+            assertThat(seen).anyMatch(l -> l.contains("allowed.paddock.test"))
+                    .noneMatch(l -> l.contains(leak)).noneMatch(l -> l.contains("other.paddock.test"))
+                    .noneMatch(l -> l.contains("dGhlLXNlY3JldC1kYXRhLWdvZXMtaGVyZQ"));
+        }
+
+        @Test
+        void thePolicyChangesAtRunTime() {
+            try (Sandbox sb = paddock.create(spec(NetworkPolicy.allow(world.a + "/32")).build())) {
+                assertThat(run(sb, FETCH, world.url(world.b)).get(0)).startsWith("ERR");
+                sb.updateNetwork(NetworkPolicy.allow(world.b + "/32"));
+                assertThat(sb.info().network()).isEqualTo(NetworkPolicy.allow(world.b + "/32"));
+                assertThat(run(sb, FETCH, world.url(world.b), world.url(world.a)))
+                        .containsExactly("world " + world.b, run(sb, FETCH, world.url(world.a)).get(0));
+                assertThat(run(sb, FETCH, world.url(world.a)).get(0)).startsWith("ERR");
+                sb.updateNetwork(NetworkPolicy.none());
+                assertThat(run(sb, FETCH, world.url(world.b)).get(0)).startsWith("ERR");
+            }
+            try (Sandbox sb = paddock.create(SandboxSpec.builder().build())) {
+                assertThatThrownBy(() -> sb.updateNetwork(NetworkPolicy.open())).isInstanceOfSatisfying(SandboxException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
+            }
+        }
+
+        @Test
+        void nothingInsideCanReconfigureTheNetwork() {
+            try (Sandbox sb = paddock.create(spec(NetworkPolicy.allow(world.a + "/32")).build())) {
+                List<String> out = run(sb, """
+                        import socket, subprocess
+                        for cmd in (["ip", "link", "set", "eth0", "down"], ["ip", "addr", "add", "198.18.9.77/24", "dev", "eth0"],
+                                    ["ip", "route", "add", "198.18.0.0/16", "dev", "eth0"]):
+                            r = subprocess.run(cmd, capture_output=True, text=True)
+                            print("rc", r.returncode)
+                        for kind in ((socket.AF_PACKET, socket.SOCK_RAW, 0x0300), (socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)):
+                            try:
+                                socket.socket(*kind)
+                                print("RAW SOCKET")
+                            except OSError as e:
+                                print("raw refused", e.errno)
+                        """);
+                assertThat(out).hasSize(5).noneMatch(l -> l.equals("rc 0") || l.equals("RAW SOCKET"));
+                assertThat(run(sb, FETCH, world.url(world.a)).get(0)).isEqualTo("world " + world.a);
+            }
+        }
+
+        @Test
+        void portsAreReachedFromTheHostAndTrafficIsCounted() throws Exception {
+            try (Sandbox sb = paddock.create(spec(NetworkPolicy.none()).port(8000)
+                    .entrypoint("python3", "-m", "http.server", "8000", "--directory", "/etc").build())) {
+                URI url = sb.url(8000);
+                assertThat(url.getHost()).startsWith("10.213.");
+                HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
+                String body = null;
+                for (int i = 0; i < 100 && body == null; i++) {
+                    try {
+                        body = http.send(HttpRequest.newBuilder(url.resolve("/hostname")).build(),
+                                HttpResponse.BodyHandlers.ofString()).body();
+                    } catch (java.io.IOException e) {
+                        Thread.sleep(100);
+                    }
+                }
+                assertThat(body).isEqualTo("sandbox\n");
+                assertThat(sb.info().traffic()).hasValueSatisfying(t -> {
+                    assertThat(t.txBytes()).isPositive();
+                    assertThat(t.rxBytes()).isPositive();
+                });
+                assertThat(run(sb, FETCH, world.url(world.a)).get(0)).as("none: no egress, even with a port").startsWith("ERR");
+                assertThatThrownBy(() -> sb.url(9000)).isInstanceOfSatisfying(SandboxException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT));
+            }
+        }
+    }
+
+    @Nested
+    class Runc extends OnTier {
+        @Override
+        String tier() {
+            return "runc";
+        }
+    }
+
+    @Nested
+    class Runsc extends OnTier {
+        @Override
+        String tier() {
+            return "runsc";
+        }
+    }
+}

@@ -1,0 +1,83 @@
+package io.paddock.engine;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The outside world of the network tests, in a namespace the test makes: hosts {@code 198.18.N.2} and
+ * {@code .3} each serving their own page over HTTP on port 8080 (busybox httpd), a DNS server on {@code .2}
+ * (dnsmasq, with no upstream of its own, logging every query it receives) that knows a few names, and a
+ * stand-in for the cloud metadata service on {@code 169.254.169.254}, routed from the host into the world
+ * so that the host itself reaches it (the deny list, not the routing, must stop sandboxes). Tests send
+ * traffic only here and to loopback. Closing removes the namespace, its veth, the route and the servers.
+ */
+final class TestWorld implements AutoCloseable {
+    static final String METADATA = "169.254.169.254";
+    final String a;
+    final String b;
+    final Path dir;
+    private final String ns;
+    private final List<Process> servers = new ArrayList<>();
+    private final Path dnsLog;
+
+    TestWorld(int subnet) throws IOException, InterruptedException {
+        this.ns = "pdw" + subnet + "x" + ProcessHandle.current().pid() % 100_000;
+        this.a = "198.18." + subnet + ".2";
+        this.b = "198.18." + subnet + ".3";
+        this.dir = Files.createTempDirectory("paddock-world");
+        this.dnsLog = dir.resolve("dns.log");
+        TestHost.sh("ip netns add " + ns);
+        TestHost.sh("ip link add " + ns + "h type veth peer name " + ns + "n && ip link set " + ns + "n netns " + ns);
+        TestHost.sh("ip addr add 198.18." + subnet + ".1/24 dev " + ns + "h && ip link set " + ns + "h up");
+        TestHost.sh("ip -n " + ns + " link set lo up && ip -n " + ns + " addr add " + a + "/24 dev " + ns + "n"
+                + " && ip -n " + ns + " addr add " + b + "/24 dev " + ns + "n && ip -n " + ns + " addr add " + METADATA
+                + "/32 dev " + ns + "n && ip -n " + ns + " link set " + ns + "n up");
+        TestHost.sh("ip route add " + METADATA + "/32 via " + a + " dev " + ns + "h");
+        for (String host : List.of(a, b, METADATA)) {
+            Path www = Files.createDirectories(dir.resolve("www-" + host));
+            Files.writeString(www.resolve("index.html"), "world " + host + "\n");
+            servers.add(new ProcessBuilder("ip", "netns", "exec", ns, "busybox", "httpd", "-f", "-p", host + ":8080",
+                    "-h", www.toString()).inheritIO().start());
+        }
+        servers.add(new ProcessBuilder("ip", "netns", "exec", ns, "dnsmasq", "--no-daemon", "--no-resolv", "--no-hosts",
+                "--user=root", "--listen-address=" + a, "--bind-interfaces", "--log-queries=extra",
+                "--log-facility=" + dnsLog,
+                "--address=/allowed.paddock.test/" + a, "--address=/other.paddock.test/" + b,
+                "--address=/api.wild.paddock.test/" + b, "--address=/rebind.paddock.test/" + METADATA,
+                "--address=/private.paddock.test/10.1.2.3", "--txt-record=allowed.paddock.test,\"txt-answer\"")
+                .redirectErrorStream(true).redirectOutput(dir.resolve("dnsmasq.out").toFile()).start());
+        for (int i = 0; i < 100 && !Files.exists(dnsLog); i++) {
+            Thread.sleep(20);
+        }
+        Thread.sleep(200);
+    }
+
+    String url(String host) {
+        return "http://" + host + ":8080/";
+    }
+
+    /** Every query the DNS server received so far, one line each (dnsmasq's "query[TYPE] name from ..."). */
+    List<String> dnsQueries() throws IOException {
+        if (!Files.exists(dnsLog)) {
+            return List.of();
+        }
+        return Files.readAllLines(dnsLog, StandardCharsets.UTF_8).stream().filter(l -> l.contains("query[")).toList();
+    }
+
+    @Override
+    public void close() throws IOException, InterruptedException {
+        for (Process p : servers) {
+            p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
+        }
+        TestHost.sh("ip link del " + ns + "h 2>/dev/null; ip netns del " + ns + " 2>/dev/null; true");
+        io.paddock.image.internal.store.ImageStore.deleteTree(dir);
+        assertThat(Path.of("/run/netns", ns)).doesNotExist();
+    }
+}
