@@ -84,7 +84,8 @@ import static java.lang.System.Logger.Level.WARNING;
  *
  * <p>Each client is held to a token bucket (over it, queries are dropped); at most {@link Limits#maxInFlight()}
  * queries wait on the upstream at once (beyond that, SERVFAIL). UDP answers fit 512 bytes, with TC set when cut,
- * so the client retries over TCP. Query names may carry tenant data: they are logged at DEBUG only.
+ * so the client retries over TCP, where a sandbox may hold a few connections and the resolver a few dozen. Query
+ * names may carry tenant data: they are logged at DEBUG only.
  */
 public final class SandboxResolver implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(SandboxResolver.class.getName());
@@ -94,6 +95,8 @@ public final class SandboxResolver implements AutoCloseable {
     /** The largest query taken, UDP or TCP; real ones are well under it, EDNS options included. */
     private static final int MAX_QUERY_BYTES = 4096;
     private static final int MAX_TCP_CONNECTIONS = 64;
+    /** So that one sandbox holding connections open cannot take every one from the others. */
+    private static final int MAX_TCP_CONNECTIONS_PER_CLIENT = 8;
     private static final Duration TCP_IDLE = Duration.ofSeconds(10);
     private static final int WORKERS = Math.max(4, Runtime.getRuntime().availableProcessors());
     /** Queries waiting for a worker; beyond it the receive loop drops rather than falls behind. */
@@ -179,6 +182,7 @@ public final class SandboxResolver implements AutoCloseable {
     private final ThreadPoolExecutor connections;
     private final ScheduledThreadPoolExecutor timer;
     private final Set<Socket> openSockets = ConcurrentHashMap.newKeySet();
+    private final ConcurrentHashMap<Inet4Address, Integer> connectionsByClient = new ConcurrentHashMap<>();
     /** Every thread started and perhaps alive, so that close() can wait until none is. */
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
     private final Thread udpLoop;
@@ -374,17 +378,33 @@ public final class SandboxResolver implements AutoCloseable {
                 closeQuietly(socket);
                 continue;
             }
+            Inet4Address source = (Inet4Address) socket.getInetAddress();
+            if (connectionsByClient.merge(source, 1, Integer::sum) > MAX_TCP_CONNECTIONS_PER_CLIENT) {
+                LOG.log(DEBUG, "DNS resolver on {0}: sandbox {1} already has {2} TCP connections; refusing another",
+                        address, client.get().id(), MAX_TCP_CONNECTIONS_PER_CLIENT);
+                refuse(socket);
+                continue;
+            }
             openSockets.add(socket);
             try {
                 connections.execute(() -> serveConnection(socket, client.get()));
             } catch (RejectedExecutionException e) {
                 LOG.log(DEBUG, "DNS resolver on {0}: {1} TCP connections open, refusing sandbox {2}''s",
                         address, MAX_TCP_CONNECTIONS, client.get().id());
-                openSockets.remove(socket);
-                closeQuietly(socket);
-                dropped.increment();
+                refuse(socket);
             }
         }
+    }
+
+    private void refuse(Socket socket) {
+        dropped.increment();
+        connectionClosed(socket);
+        closeQuietly(socket);
+    }
+
+    private void connectionClosed(Socket socket) {
+        openSockets.remove(socket);
+        connectionsByClient.computeIfPresent((Inet4Address) socket.getInetAddress(), (a, n) -> n == 1 ? null : n - 1);
     }
 
     /** Keeps a failing accept (out of file descriptors, say) from spinning. */
@@ -438,7 +458,7 @@ public final class SandboxResolver implements AutoCloseable {
             LOG.log(WARNING, "DNS resolver on " + address + ": a query of sandbox " + client.id() + " failed"
                     + " unexpectedly; closing its connection", e.getCause());
         } finally {
-            openSockets.remove(socket);
+            connectionClosed(socket);
         }
     }
 

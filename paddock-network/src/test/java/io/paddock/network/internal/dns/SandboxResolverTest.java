@@ -385,6 +385,39 @@ class SandboxResolverTest {
     }
 
     @Test
+    void oneSandboxCannotHoldMoreThanEightTcpConnections() throws Exception {
+        start(NetworkPolicy.allow("api.example.com"));
+        List<Socket> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < 8; i++) {
+                Socket socket = new Socket(LOOPBACK, resolver.address().getPort());
+                held.add(socket);
+                assertThat(exchange(socket, query("evil.test", Type.A)).getRcode()).isEqualTo(Rcode.NXDOMAIN);
+            }
+            try (Socket ninth = new Socket(LOOPBACK, resolver.address().getPort())) {
+                ninth.setSoTimeout(2000);
+                assertThat(ninth.getInputStream().read()).as("refused").isEqualTo(-1);
+            }
+            assertThat(resolver.stats().dropped()).isEqualTo(1);
+            held.remove(0).close();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+            Message answer = null;
+            while (answer == null && System.nanoTime() < deadline) {
+                try {
+                    answer = tcp(query("evil.test", Type.A)).get(0);
+                } catch (IOException refusedStill) {
+                    Thread.sleep(20);
+                }
+            }
+            assertThat(answer).as("a closed connection makes room").isNotNull();
+        } finally {
+            for (Socket socket : held) {
+                socket.close();
+            }
+        }
+    }
+
+    @Test
     void aBigAnswerIsTruncatedOverUdpAndWholeOverTcp() throws Exception {
         start(NetworkPolicy.allow("big.example.com"));
         Message truncated = udp(query("big.example.com", Type.A));
@@ -509,6 +542,18 @@ class SandboxResolverTest {
             }
             return answers;
         }
+    }
+
+    /** One query and its answer on an open connection. */
+    private static Message exchange(Socket socket, Message query) throws IOException {
+        socket.setSoTimeout(3000);
+        DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+        byte[] wire = query.toWire();
+        out.writeShort(wire.length);
+        out.write(wire);
+        out.flush();
+        DataInputStream in = new DataInputStream(socket.getInputStream());
+        return new Message(in.readNBytes(in.readUnsignedShort()));
     }
 
     private static Message query(String name, int type) {
