@@ -108,6 +108,11 @@ public final class NetworkPolicy {
             return false;
         }
         String n = name.toLowerCase(Locale.ROOT);
+        if (n.contains("\\")) {
+            // A presentation-format escape ("x\.svc" is one label holding a dot) would let a single label pass
+            // for two when matched as text: such names are never allowlisted.
+            return false;
+        }
         if (n.endsWith(".")) {
             n = n.substring(0, n.length() - 1);
         }
