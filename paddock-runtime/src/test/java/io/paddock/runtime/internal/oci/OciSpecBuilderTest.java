@@ -76,6 +76,39 @@ class OciSpecBuilderTest {
     }
 
     /**
+     * A sandbox with a network: runc, joining a prepared user namespace, names no network namespace (its
+     * launcher runs it in the sandbox's) and binds the sysfs the launcher mounted; runsc names the namespace
+     * and mounts its own sysfs. Both bind the sandbox's resolv.conf read-only.
+     */
+    @Test
+    void aNetworkedSandboxRunsInThePreparedNamespace() {
+        SandboxSpec spec = SandboxSpec.builder().network(io.paddock.NetworkPolicy.allow("198.18.0.0/24")).build();
+        BundlePlan.Netns ns = new BundlePlan.Netns("/run/netns/paddock-sb-aaaaaaaaaaaaaaaaaaaaaaaaaa",
+                "/run/paddock/resolv/sb-aaaaaaaaaaaaaaaaaaaaaaaaaa", "/run/paddock/sandboxes/sb-aaaaaaaaaaaaaaaaaaaaaaaaaa/sysfs");
+        OciSpec runc = OciSpecBuilder.build(runcPlan(spec).inNetns(ns));
+        assertThat(runc.linux().namespaces()).noneMatch(n -> n.type().equals("network"));
+        assertThat(runc.mounts()).anySatisfy(m -> {
+            assertThat(m.destination()).isEqualTo("/sys");
+            assertThat(m.source()).isEqualTo(ns.sysfsDir());
+            assertThat(m.options()).contains("ro", "nosuid", "noexec", "nodev");
+        });
+        OciSpec runsc = OciSpecBuilder.build(plan(spec).inNetns(ns));
+        assertThat(runsc.linux().namespaces()).filteredOn(n -> n.type().equals("network")).singleElement()
+                .satisfies(n -> assertThat(n.path()).isEqualTo(ns.path()));
+        assertThat(runsc.mounts()).anySatisfy(m -> assertThat(m).extracting("destination", "type")
+                .containsExactly("/sys", "sysfs"));
+        for (OciSpec oci : List.of(runc, runsc)) {
+            assertThat(oci.mounts()).anySatisfy(m -> {
+                assertThat(m.destination()).isEqualTo("/etc/resolv.conf");
+                assertThat(m.source()).isEqualTo(ns.resolvConfFile());
+                assertThat(m.options()).contains("ro");
+            });
+        }
+        assertThat(OciSpecBuilder.build(runcPlan(spec)).linux().namespaces()).as("no network: a new, empty namespace")
+                .anySatisfy(n -> assertThat(n).extracting("type", "path").containsExactly("network", null));
+    }
+
+    /**
      * Joining a prepared user namespace: runc is given its path and (as runc 1.1 requires of a user namespace)
      * the same id maps, which it then does not write; the init's rlimits leave the spec, since runc's prlimit
      * on a task in a namespace root does not own needs CAP_SYS_RESOURCE, and are set by the launcher instead.
