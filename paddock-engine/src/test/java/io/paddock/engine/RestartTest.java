@@ -6,6 +6,7 @@ import io.paddock.ExecRequest;
 import io.paddock.ExecResult;
 import io.paddock.FileInfo;
 import io.paddock.LocalOptions;
+import io.paddock.NetworkPolicy;
 import io.paddock.Paddock;
 import io.paddock.Sandbox;
 import io.paddock.SandboxException;
@@ -141,6 +142,36 @@ abstract class RestartTest {
         try (Paddock second = restarted()) {
             assertThat(second.get(id).exec("echo", "adopted").stdoutText()).isEqualTo("adopted\n");
             second.get(id).destroy();
+        }
+    }
+
+    @Test
+    void r1_aNetworkedSandboxKeepsItsNetworkAndItsChangedPolicyAcrossARestart() throws Exception {
+        try (TestWorld world = new TestWorld(11)) {
+            LocalOptions options = LocalOptions.builder().dataDir(dataDir).defaultRuntime(tier().runtimeName())
+                    .dnsUpstream(world.a).build();
+            NetworkPolicy changed = NetworkPolicy.allow(world.b + "/32", "allowed.paddock.test");
+            String id;
+            try (Paddock first = Paddock.local(options)) {
+                Sandbox sb = first.create(small().toBuilder().network(NetworkPolicy.allow(world.a + "/32")).build());
+                id = sb.id().value();
+                sb.updateNetwork(changed);
+            }
+            try (Paddock second = Paddock.local(options)) {
+                Sandbox sb = second.get(id);
+                assertThat(sb.info().network()).isEqualTo(changed);
+                // The new engine's resolver answers (another port: the redirect was re-pointed), with the policy
+                // the first engine recorded.
+                ExecResult r = sb.exec(io.paddock.ExecRequest.builder().argv("python3", "-c", NetworkSandboxTest.FETCH,
+                        world.url(world.a), world.url(world.b), "http://allowed.paddock.test:8080/")
+                        .timeout(Duration.ofSeconds(60)).build());
+                assertThat(r.stdoutText().lines().toList()).as(r.stderrText()).hasSize(3).satisfies(l -> {
+                    assertThat(l.get(0)).as("no longer allowed (until its name resolves)").startsWith("ERR");
+                    assertThat(l.get(1)).isEqualTo("world " + world.b);
+                    assertThat(l.get(2)).isEqualTo("world " + world.a);
+                });
+                sb.destroy();
+            }
         }
     }
 
