@@ -212,8 +212,10 @@ abstract class RestartTest {
 
     @Test
     void r2_aCrashMidCreateLeavesNothingBehind() throws Exception {
-        for (String failpoint : List.of("create.before-runtime-start", "create.after-runtime-start")) {
-            try (EngineProcess child = child(failpoint, "plain")) {
+        for (String failpoint : List.of("create.before-runtime-start", "create.after-runtime-start",
+                "create.after-runtime-start networked")) {
+            String[] parts = failpoint.split(" ");
+            try (EngineProcess child = child(parts[0], parts.length > 1 ? parts[1] : "plain")) {
                 assertThat(child.awaitExit()).as(failpoint).isEqualTo(137);
             }
             try (Paddock paddock = restarted()) {

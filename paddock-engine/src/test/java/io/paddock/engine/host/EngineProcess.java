@@ -144,6 +144,8 @@ public final class EngineProcess implements AutoCloseable {
                 spec = base.name(plan.substring(6)).build();
             } else if (plan.equals("entrypoint")) {
                 spec = base.entrypoint("sh", "-c", "while true; do echo tick; sleep 0.2; done").build();
+            } else if (plan.equals("networked")) {
+                spec = base.network(io.paddock.NetworkPolicy.allow("198.18.12.2/32")).port(8000).build();
             } else if (plan.equals("short")) {
                 spec = base.timeout(Duration.ofSeconds(6)).build();
             } else if (plan.startsWith("short:")) {
