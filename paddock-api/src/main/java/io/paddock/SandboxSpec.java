@@ -51,6 +51,7 @@ public final class SandboxSpec {
     private final int openFiles;
     private final NetworkPolicy network;
     private final List<Integer> ports;
+    private final List<EgressSecret> egressSecrets;
     private final Duration timeout;
     private final String runtime;
 
@@ -69,6 +70,7 @@ public final class SandboxSpec {
         this.openFiles = b.openFiles;
         this.network = b.network;
         this.ports = List.copyOf(b.ports);
+        this.egressSecrets = List.copyOf(b.egressSecrets.values());
         this.timeout = b.timeout;
         this.runtime = b.runtime;
     }
@@ -93,6 +95,7 @@ public final class SandboxSpec {
         b.openFiles = openFiles;
         b.network = network;
         b.ports.addAll(ports);
+        egressSecrets.forEach(e -> b.egressSecrets.put(e.key(), e));
         b.timeout = timeout;
         b.runtime = runtime;
         return b;
@@ -164,6 +167,11 @@ public final class SandboxSpec {
         return ports;
     }
 
+    /** Secrets added at egress (see {@link EgressSecret}); their keys hold only placeholders inside. */
+    public List<EgressSecret> egressSecrets() {
+        return egressSecrets;
+    }
+
     /** Whether the sandbox gets a network interface (a policy other than none, or a port). */
     public boolean hasNetwork() {
         return !network.isNone() || !ports.isEmpty();
@@ -190,14 +198,14 @@ public final class SandboxSpec {
                 && secrets.equals(s.secrets) && workdir.equals(s.workdir) && Objects.equals(name, s.name)
                 && labels.equals(s.labels) && memory.equals(s.memory) && Double.compare(cpus, s.cpus) == 0
                 && pids == s.pids && disk.equals(s.disk) && openFiles == s.openFiles && network.equals(s.network)
-                && ports.equals(s.ports)
+                && ports.equals(s.ports) && egressSecrets.equals(s.egressSecrets)
                 && timeout.equals(s.timeout) && Objects.equals(runtime, s.runtime);
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(image, entrypoint, env, secrets, workdir, name, labels, memory, cpus, pids, disk,
-                openFiles, network, ports, timeout, runtime);
+                openFiles, network, ports, egressSecrets, timeout, runtime);
     }
 
     @Override
@@ -206,7 +214,8 @@ public final class SandboxSpec {
                 + ", env=" + env.keySet() + ", secrets=" + secrets.keySet() + " (values redacted), workdir=" + workdir
                 + ", memory=" + memory + ", cpus=" + cpus + ", pids=" + pids + ", disk=" + disk
                 + ", openFiles=" + openFiles + ", network=" + network
-                + (ports.isEmpty() ? "" : ", ports=" + ports) + ", timeout=" + timeout
+                + (ports.isEmpty() ? "" : ", ports=" + ports)
+                + (egressSecrets.isEmpty() ? "" : ", egressSecrets=" + egressSecrets) + ", timeout=" + timeout
                 + (runtime == null ? "" : ", runtime=" + runtime) + "}";
     }
 
@@ -226,6 +235,7 @@ public final class SandboxSpec {
         private int openFiles = DEFAULT_OPEN_FILES;
         private NetworkPolicy network = NetworkPolicy.none();
         private final java.util.LinkedHashSet<Integer> ports = new java.util.LinkedHashSet<>();
+        private final Map<String, EgressSecret> egressSecrets = new LinkedHashMap<>();
         private Duration timeout = DEFAULT_TIMEOUT;
         private String runtime;
 
@@ -366,6 +376,24 @@ public final class SandboxSpec {
             return this;
         }
 
+        /**
+         * Adds a secret given at egress: inside, {@code key} holds a random placeholder; requests bound for
+         * {@code host} get {@code value} in its place (see {@link EgressSecret}). The policy must allow the host.
+         */
+        public Builder egressSecret(String key, String host, String value) {
+            return egressSecret(EgressSecret.of(key, host, value));
+        }
+
+        /** Adds a declared egress secret (keeps its placeholder). */
+        public Builder egressSecret(EgressSecret secret) {
+            Objects.requireNonNull(secret, "egressSecret");
+            if (!egressSecrets.containsKey(secret.key()) && egressSecrets.size() >= 64) {
+                throw SandboxException.invalid("egressSecrets", "at most 64");
+            }
+            egressSecrets.put(secret.key(), secret);
+            return this;
+        }
+
         /** Replaces the exposed ports. */
         public Builder ports(List<Integer> all) {
             ports.clear();
@@ -396,6 +424,15 @@ public final class SandboxSpec {
         }
 
         public SandboxSpec build() {
+            for (EgressSecret e : egressSecrets.values()) {
+                if (!network.allowsName(e.host())) {
+                    throw SandboxException.invalid("egressSecrets", e.key() + "@" + e.host() + ": the network policy ("
+                            + network + ") does not allow " + e.host() + "; allow it too (--allow-net " + e.host() + ")");
+                }
+                if (env.containsKey(e.key()) || secrets.containsKey(e.key())) {
+                    throw SandboxException.invalid("egressSecrets", e.key() + " is also an env variable or secret");
+                }
+            }
             return new SandboxSpec(this);
         }
     }

@@ -127,7 +127,7 @@ public final class Wire {
     // ---- SandboxSpec ----
 
     private static final Set<String> SPEC_FIELDS = Set.of("image", "entrypoint", "env", "secrets", "workdir", "name",
-            "labels", "memory", "cpus", "pids", "disk", "open_files", "network", "ports", "timeout_ms", "runtime");
+            "labels", "memory", "cpus", "pids", "disk", "open_files", "network", "ports", "egress_secrets", "timeout_ms", "runtime");
 
     public static SandboxSpec spec(JsonNode json) {
         ObjectNode o = JsonFields.object(json, "body");
@@ -161,6 +161,21 @@ public final class Wire {
         });
         field(o, "timeout_ms").ifPresent(v -> b.timeout(Duration.ofMillis(integer(v, "timeout_ms"))));
         field(o, "runtime").ifPresent(v -> b.runtime(text(v, "runtime")));
+        field(o, "egress_secrets").ifPresent(v -> {
+            if (!v.isArray()) {
+                throw SandboxException.invalid("egress_secrets", "an array of {key, host, value} is expected");
+            }
+            for (JsonNode e : v) {
+                ObjectNode eo = JsonFields.object(e, "egress_secrets");
+                onlyFields(eo, "an egress secret", Set.of("key", "host", "value", "placeholder"));
+                String key = text(field(eo, "key").orElseThrow(() -> SandboxException.invalid("egress_secrets", "no key")), "key");
+                String host = text(field(eo, "host").orElseThrow(() -> SandboxException.invalid("egress_secrets", "no host")), "host");
+                String value = text(field(eo, "value").orElseThrow(() -> SandboxException.invalid("egress_secrets", "no value")), "value");
+                b.egressSecret(field(eo, "placeholder").isPresent()
+                        ? new io.paddock.EgressSecret(key, host, value, text(eo.get("placeholder"), "placeholder"))
+                        : io.paddock.EgressSecret.of(key, host, value));
+            }
+        });
         return b.build();
     }
 
@@ -186,6 +201,11 @@ public final class Wire {
         }
         o.put("timeout_ms", s.timeout().toMillis());
         s.runtime().ifPresent(r -> o.put("runtime", r));
+        if (!s.egressSecrets().isEmpty()) {
+            ArrayNode es = o.putArray("egress_secrets");
+            s.egressSecrets().forEach(e -> es.addObject().put("key", e.key()).put("host", e.host()).put("value", e.value())
+                    .put("placeholder", e.placeholder()));
+        }
         return o;
     }
 

@@ -43,6 +43,8 @@ final class ExecEnvironment {
         base.forEach(env::putIfAbsent);
         env.putAll(spec.env());
         env.putAll(spec.secrets());
+        // Egress secrets: only their placeholders; the proxy puts the values in on the way out.
+        spec.egressSecrets().forEach(e -> env.put(e.key(), e.placeholder()));
         env.putAll(requestEnv);
         List<String> out = new ArrayList<>(env.size());
         env.forEach((k, v) -> out.add(k + "=" + v));
