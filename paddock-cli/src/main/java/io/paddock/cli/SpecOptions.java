@@ -64,7 +64,27 @@ final class SpecOptions {
                     "`paddock port ID PORT` for a URL). Repeatable."})
     java.util.List<Integer> ports = new java.util.ArrayList<>();
 
+    @Option(names = "--egress-secret", paramLabel = "KEY@HOST",
+            description = {"A secret the sandbox never sees: its value is read from this command's $KEY; inside, $KEY",
+                    "holds a placeholder, which requests to HOST (HTTPS or HTTP) carry in their headers and Paddock",
+                    "replaces with the value on the way out. HOST must be allowed (--allow-net HOST). Repeatable."})
+    java.util.List<String> egressSecrets = new java.util.ArrayList<>();
+
     SandboxSpec.Builder apply(SandboxSpec.Builder b) {
+        for (String es : egressSecrets) {
+            int at = es.indexOf('@');
+            if (at <= 0 || at == es.length() - 1) {
+                throw io.paddock.SandboxException.invalid("egress-secret", "'" + es + "': give KEY@HOST, for example"
+                        + " OPENAI_API_KEY@api.openai.com");
+            }
+            String key = es.substring(0, at);
+            String value = System.getenv(key);
+            if (value == null || value.isEmpty()) {
+                throw io.paddock.SandboxException.invalid("egress-secret", "$" + key + " is not set in this command's"
+                        + " environment; the secret's value is read from it (export " + key + "=...)");
+            }
+            b.egressSecret(key, es.substring(at + 1), value);
+        }
         io.paddock.NetworkPolicy policy = networkPolicy(network, allowNet);
         if (policy != null) {
             b.network(policy);

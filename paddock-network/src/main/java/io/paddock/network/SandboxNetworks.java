@@ -89,14 +89,14 @@ public final class SandboxNetworks implements AutoCloseable {
         }
 
         @Override
-        public void grant(List<Inet4Address> addresses, Duration ttl) {
+        public void grant(String name, List<Inet4Address> addresses, Duration ttl) {
             if (!addresses.isEmpty()) {
                 host().nftApply(plan.grant(slot, addresses, ttl));
             }
         }
 
         NftPlan.Sandbox rules(int resolverPort) {
-            return new NftPlan.Sandbox(slot, slots.address(slot), slots.gateway(slot), resolverPort, policy);
+            return new NftPlan.Sandbox(slot, slots.address(slot), slots.gateway(slot), resolverPort, 0, policy);
         }
     }
 

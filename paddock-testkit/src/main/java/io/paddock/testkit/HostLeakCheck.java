@@ -142,7 +142,7 @@ public final class HostLeakCheck {
             Process p = new ProcessBuilder("nft", "list", "table", "inet", "paddock").redirectErrorStream(true).start();
             String listing = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
             p.waitFor();
-            java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\s*(chain|set) (sb[fain]?(\\d+)[cd]?) \\{")
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\s*(chain|set) (sb[fain]?(\\d+)[cds]?) \\{")
                     .matcher(listing);
             while (m.find()) {
                 out.add("nft-" + m.group(1) + " " + m.group(2) + " " + holders.getOrDefault(m.group(3), "(slot free)"));

@@ -32,7 +32,9 @@ import java.util.List;
  *   <li>{@code sbi<slot>} (input, to the host itself): only replies to the host's own connections (the
  *       daemon's port proxy) and DNS queries redirected to the engine's resolver pass.</li>
  *   <li>{@code sbn<slot>} (NAT prerouting): DNS to the sandbox's gateway goes to the engine's resolver on
- *       127.0.0.1 (the veth has {@code route_localnet}, and nothing else from it reaches loopback).</li>
+ *       127.0.0.1 (the veth has {@code route_localnet}, and nothing else from it reaches loopback); HTTP and
+ *       HTTPS to the addresses of hosts with egress secrets (set {@code sb<slot>s}, filled by the resolver)
+ *       go to the engine's egress proxy, which adds the secrets.</li>
  * </ul>
  * Traffic into a sandbox other than replies is dropped in the base forward chain: sandboxes are reached
  * only by the host (the daemon's proxy), never routed to from outside or from each other.
@@ -55,7 +57,8 @@ public final class NftPlan {
     }
 
     /** What one sandbox's rules are made of. */
-    public record Sandbox(int slot, Inet4Address address, Inet4Address gateway, int resolverPort, NetworkPolicy policy) {
+    public record Sandbox(int slot, Inet4Address address, Inet4Address gateway, int resolverPort, int egressPort,
+                          NetworkPolicy policy) {
         String iface() {
             return IFACE_PREFIX + slot;
         }
@@ -94,6 +97,7 @@ public final class NftPlan {
         int s = sb.slot();
         d.add("set", obj().put("name", cidrSet(s)).put("type", "ipv4_addr").set("flags", NODES.arrayNode().add("interval")));
         d.add("set", obj().put("name", dnsSet(s)).put("type", "ipv4_addr").set("flags", NODES.arrayNode().add("timeout")));
+        d.add("set", obj().put("name", secretSet(s)).put("type", "ipv4_addr").set("flags", NODES.arrayNode().add("timeout")));
         for (String chain : List.of("sbf" + s, "sba" + s, "sbi" + s, "sbn" + s)) {
             d.add("chain", obj().put("name", chain));
         }
@@ -114,6 +118,7 @@ public final class NftPlan {
         }
         d.command("flush", "set", obj().put("name", cidrSet(s)));
         d.command("flush", "set", obj().put("name", dnsSet(s)));
+        d.command("flush", "set", obj().put("name", secretSet(s)));
         policyRules(d, sb);
         return d.toString();
     }
@@ -131,12 +136,24 @@ public final class NftPlan {
 
     /** Lets the sandbox of {@code slot} reach {@code addresses} (returned by the resolver) for {@code ttl}. */
     public String grant(int slot, List<Inet4Address> addresses, Duration ttl) {
+        return grant(dnsSet(slot), addresses, ttl);
+    }
+
+    /**
+     * As {@link #grant}, for a host with egress secrets: the sandbox's HTTP and HTTPS to these addresses go
+     * through the egress proxy.
+     */
+    public String grantSecretHost(int slot, List<Inet4Address> addresses, Duration ttl) {
+        return grant(secretSet(slot), addresses, ttl);
+    }
+
+    private String grant(String set, List<Inet4Address> addresses, Duration ttl) {
         Doc d = new Doc();
         ArrayNode elems = NODES.arrayNode();
         for (Inet4Address a : addresses) {
             elems.add(obj1("elem", obj().put("val", a.getHostAddress()).put("timeout", Math.max(1, ttl.toSeconds()))));
         }
-        d.add("element", obj().put("name", dnsSet(slot)).set("elem", elems));
+        d.add("element", obj().put("name", set).set("elem", elems));
         return d.toString();
     }
 
@@ -163,7 +180,7 @@ public final class NftPlan {
                 d.command("delete", "chain", obj().put("name", chain));
             }
         }
-        for (String set : List.of(cidrSet(slot), dnsSet(slot))) {
+        for (String set : List.of(cidrSet(slot), dnsSet(slot), secretSet(slot))) {
             if (present.contains(set)) {
                 d.command("delete", "set", obj().put("name", set));
             }
@@ -177,6 +194,10 @@ public final class NftPlan {
 
     static String dnsSet(int slot) {
         return "sb" + slot + "d";
+    }
+
+    static String secretSet(int slot) {
+        return "sb" + slot + "s";
     }
 
     private void policyRules(Doc d, Sandbox sb) {
@@ -230,12 +251,24 @@ public final class NftPlan {
         d.rule(i, obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("ip", "daddr")).put("right", "127.0.0.1")),
                 l4protoTcpUdp(), obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("th", "dport"))
                         .put("right", sb.resolverPort())), verdict("accept"));
+        if (sb.egressPort() > 0) {
+            d.rule(i, obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("ip", "daddr")).put("right", "127.0.0.1")),
+                    obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("tcp", "dport")).put("right", sb.egressPort())),
+                    verdict("accept"));
+        }
         d.rule(i, verdict("drop"));
         String n = "sbn" + s;
         d.rule(n, obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("ip", "daddr"))
                         .put("right", sb.gateway().getHostAddress())), l4protoTcpUdp(),
                 obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("th", "dport")).put("right", 53)),
                 obj1("dnat", obj().put("family", "ip").put("addr", "127.0.0.1").put("port", sb.resolverPort())));
+        if (sb.egressPort() > 0) {
+            d.rule(n, obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("ip", "daddr"))
+                            .put("right", "@" + secretSet(s))),
+                    obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("tcp", "dport"))
+                            .set("right", obj1("set", NODES.arrayNode().add(80).add(443)))),
+                    obj1("dnat", obj().put("family", "ip").put("addr", "127.0.0.1").put("port", sb.egressPort())));
+        }
     }
 
     // ---- JSON expression helpers ----

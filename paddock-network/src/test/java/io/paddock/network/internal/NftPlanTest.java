@@ -25,7 +25,7 @@ class NftPlanTest {
             Cidr.parse("10.213.0.0/16")));
 
     private NftPlan.Sandbox sandbox(NetworkPolicy policy) {
-        return new NftPlan.Sandbox(7, Cidr.address("10.213.0.30"), Cidr.address("10.213.0.29"), 5353, policy);
+        return new NftPlan.Sandbox(7, Cidr.address("10.213.0.30"), Cidr.address("10.213.0.29"), 5353, 5354, policy);
     }
 
     @Test
@@ -48,7 +48,8 @@ class NftPlanTest {
     void grantsRetargetAndDetach() throws Exception {
         golden("grant", plan.grant(7, List.of(Cidr.address("198.18.7.3"), Cidr.address("198.18.7.4")), Duration.ofSeconds(42)));
         golden("retarget", plan.retarget(sandbox(NetworkPolicy.none())));
-        golden("detach", plan.detach(7, Set.of("sbf7", "sba7", "sbi7", "sbn7", "sb7c", "sb7d"),
+        golden("grant-secret-host", plan.grantSecretHost(7, List.of(Cidr.address("198.18.7.5")), Duration.ofSeconds(60)));
+        golden("detach", plan.detach(7, Set.of("sbf7", "sba7", "sbi7", "sbn7", "sb7c", "sb7d", "sb7s"),
                 Set.of("fwd:pdk7", "inp:pdk7", "nat:pdk7")));
         assertThat(plan.detach(7, Set.of(), Set.of())).as("nothing left to remove").isEmpty();
     }

@@ -125,8 +125,10 @@ public final class SandboxResolver implements AutoCloseable {
         /**
          * Opens egress to these addresses for {@code ttl}; returns only once that is in effect, since the answer
          * is sent right after and the sandbox connects as soon as it has it. Throwing answers SERVFAIL.
+         *
+         * @param name the allowlisted name asked for (lower case, no final dot), whose answer these are
          */
-        void grant(List<Inet4Address> addresses, Duration ttl);
+        void grant(String name, List<Inet4Address> addresses, Duration ttl);
     }
 
     /**
@@ -620,6 +622,11 @@ public final class SandboxResolver implements AutoCloseable {
      * the client is granted the addresses left before it is answered. No record's TTL exceeds the grant's, so
      * the sandbox asks again (and is granted again) before the egress it was given closes.
      */
+    private static String canonical(Name name) {
+        String text = name.toString(true).toLowerCase(java.util.Locale.ROOT);
+        return text.endsWith(".") ? text.substring(0, text.length() - 1) : text;
+    }
+
     private Message grantAndAnswer(Message query, Name name, Message response, Client client) {
         List<Record> kept = new ArrayList<>();
         List<Inet4Address> addresses = new ArrayList<>();
@@ -643,7 +650,7 @@ public final class SandboxResolver implements AutoCloseable {
         }
         long ttl = Math.max(MIN_GRANT.toSeconds(), Math.min(MAX_GRANT.toSeconds(), smallestTtl));
         if (!addresses.isEmpty()) {
-            client.grant(List.copyOf(addresses), Duration.ofSeconds(ttl));
+            client.grant(canonical(name), List.copyOf(addresses), Duration.ofSeconds(ttl));
         }
         Message answer = reply(query, rcodeOf(response));
         for (Record record : kept) {

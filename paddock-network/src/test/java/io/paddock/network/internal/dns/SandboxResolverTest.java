@@ -471,7 +471,7 @@ class SandboxResolverTest {
         }
 
         @Override
-        public void grant(List<Inet4Address> addresses, Duration ttl) {
+        public void grant(String name, List<Inet4Address> addresses, Duration ttl) {
             grants.add(new Grant(addresses, ttl));
             try {
                 gate.await(5, TimeUnit.SECONDS);
