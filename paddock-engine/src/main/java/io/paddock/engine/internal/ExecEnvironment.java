@@ -45,6 +45,12 @@ final class ExecEnvironment {
         env.putAll(spec.secrets());
         // Egress secrets: only their placeholders; the proxy puts the values in on the way out.
         spec.egressSecrets().forEach(e -> env.put(e.key(), e.placeholder()));
+        if (!spec.egressSecrets().isEmpty()) {
+            // The egress proxy's CA is in the sandbox's system bundle; these tools read their own unless told.
+            for (String var : List.of("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "NODE_EXTRA_CA_CERTS")) {
+                env.putIfAbsent(var, "/etc/ssl/certs/ca-certificates.crt");
+            }
+        }
         env.putAll(requestEnv);
         List<String> out = new ArrayList<>(env.size());
         env.forEach((k, v) -> out.add(k + "=" + v));

@@ -164,8 +164,20 @@ public abstract class OciTier implements SandboxRuntime {
                 Files.writeString(resolv, request.network().get().resolvConf(), StandardCharsets.UTF_8);
                 Files.setPosixFilePermissions(resolv, PosixFilePermissions.fromString("rw-r--r--"));
                 Path sysfs = Files.createDirectory(bundle.resolve(SYSFS_DIR));
+                String caBundle = null;
+                if (request.network().get().trustedCa().isPresent()) {
+                    Optional<String> own = readRootFile(Path.of(plan.rootfs()), OciSpecBuilder.CA_BUNDLE);
+                    if (own.isPresent()) {
+                        Path ca = host.resolvDir().resolve(id.value() + ".ca");
+                        undo.push(() -> deleteQuietly(ca));
+                        Files.writeString(ca, own.get() + (own.get().endsWith("\n") ? "" : "\n")
+                                + request.network().get().trustedCa().get(), StandardCharsets.UTF_8);
+                        Files.setPosixFilePermissions(ca, PosixFilePermissions.fromString("rw-r--r--"));
+                        caBundle = ca.toString();
+                    }
+                }
                 plan = plan.inNetns(new BundlePlan.Netns(request.network().get().path().toString(), resolv.toString(),
-                        sysfs.toString()));
+                        sysfs.toString(), caBundle));
             }
             OciSpec spec = OciSpecBuilder.build(plan);
             Files.write(bundle.resolve("config.json"), JSON.writeValueAsBytes(spec));
@@ -291,6 +303,7 @@ public abstract class OciTier implements SandboxRuntime {
         // Unmounted before the bundle is deleted: the walk must never enter a mounted root.
         removeImageRoot(id);
         deleteQuietly(host.resolvDir().resolve(id.value()));
+        deleteQuietly(host.resolvDir().resolve(id.value() + ".ca"));
         // The launcher detaches the sysfs it mounted as soon as runc exits; one left by a crash in between
         // must not be walked into.
         Path sysfs = bundle.resolve(SYSFS_DIR);
@@ -356,6 +369,41 @@ public abstract class OciTier implements SandboxRuntime {
         ByteBuffer b = ByteBuffer.wrap(bytes);
         while (b.hasRemaining()) {
             ch.write(b);
+        }
+    }
+
+    /**
+     * A regular file of a sandbox's root, read without following any link (an image's layers are hostile
+     * input: a planted link must never make the engine read a host file); empty when absent, a link, or
+     * over 8 MiB.
+     */
+    static Optional<String> readRootFile(Path root, String absolute) throws IOException {
+        Path p = root;
+        for (String part : absolute.substring(1).split("/")) {
+            p = p.resolve(part);
+            java.nio.file.attribute.BasicFileAttributes a;
+            try {
+                a = Files.readAttributes(p, java.nio.file.attribute.BasicFileAttributes.class,
+                        java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            } catch (NoSuchFileException e) {
+                return Optional.empty();
+            }
+            if (a.isSymbolicLink()) {
+                return Optional.empty();
+            }
+        }
+        if (!Files.isRegularFile(p, java.nio.file.LinkOption.NOFOLLOW_LINKS) || Files.size(p) > (8 << 20)) {
+            return Optional.empty();
+        }
+        try (java.nio.channels.SeekableByteChannel ch = Files.newByteChannel(p, StandardOpenOption.READ,
+                java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            ByteBuffer buf = ByteBuffer.allocate(65536);
+            while (ch.read(buf) > 0 && out.size() <= (8 << 20)) {
+                out.write(buf.array(), 0, buf.position());
+                buf.clear();
+            }
+            return Optional.of(out.toString(StandardCharsets.UTF_8));
         }
     }
 

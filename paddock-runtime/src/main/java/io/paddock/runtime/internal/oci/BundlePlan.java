@@ -122,8 +122,13 @@ public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMount
      * @param resolvConfFile a host file bound read-only at the sandbox's {@code /etc/resolv.conf}
      * @param sysfsDir       where the namespace's sysfs is mounted for the spec to bind at {@code /sys}, when the
      *                       sandbox cannot mount one itself (see {@link #networkNamespaceEntry()})
+     * @param caBundleFile   a host file bound read-only at {@code /etc/ssl/certs/ca-certificates.crt}, or null
      */
-    public record Netns(String path, String resolvConfFile, String sysfsDir) {
+    public record Netns(String path, String resolvConfFile, String sysfsDir, String caBundleFile) {
+        public Netns(String path, String resolvConfFile, String sysfsDir) {
+            this(path, resolvConfFile, sysfsDir, null);
+        }
+
         public Netns {
             Objects.requireNonNull(path, "path");
             Objects.requireNonNull(resolvConfFile, "resolvConfFile");

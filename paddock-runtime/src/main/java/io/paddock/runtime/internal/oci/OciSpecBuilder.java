@@ -124,6 +124,9 @@ public final class OciSpecBuilder {
                 mounts(plan), linux);
     }
 
+    /** Where Debian-like roots keep the CA bundle that OpenSSL, curl, Python and Node read. */
+    public static final String CA_BUNDLE = "/etc/ssl/certs/ca-certificates.crt";
+
     private static List<Namespace> namespaces(BundlePlan plan) {
         List<Namespace> ns = new ArrayList<>();
         ns.add(new Namespace("pid"));
@@ -159,6 +162,8 @@ public final class OciSpecBuilder {
         m.addAll(plan.imageMounts());
         plan.netns().ifPresent(ns -> m.add(new Mount("/etc/resolv.conf", "bind", ns.resolvConfFile(),
                 List.of("bind", "ro", "nosuid", "nodev", "noexec"))));
+        plan.netns().filter(ns -> ns.caBundleFile() != null).ifPresent(ns -> m.add(new Mount(CA_BUNDLE, "bind",
+                ns.caBundleFile(), List.of("bind", "ro", "nosuid", "nodev", "noexec"))));
         if (plan.user().writableRoot()) {
             // An image's root is an overlay with a writable layer on disk, limited to `disk` by its quota:
             // /tmp and /workspace are part of it.
