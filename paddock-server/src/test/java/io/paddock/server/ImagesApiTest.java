@@ -304,6 +304,13 @@ class ImagesApiTest {
         conforms("POST", "/v1/images/pull", plain);
         assertError(post(BOB, "/v1/images/push", "{\"ref\":\"" + base + "\",\"target\":\"" + base
                 + "-copy\",\"insecure\":true}"), 403, "PERMISSION_DENIED", "plain-HTTP");
+        // nor over HTTPS to its own loopback, a private range or the metadata service (A65)
+        for (String registry : List.of("127.0.0.1:5000", "localhost:5000", "10.1.2.3", "169.254.169.254", "[::1]:5000")) {
+            assertError(post(BOB, "/v1/images/pull", "{\"ref\":\"" + registry + "/bob/app:1\"}"), 403,
+                    "PERMISSION_DENIED", "private");
+        }
+        assertError(post(BOB, "/v1/images/push", "{\"ref\":\"" + base + "\",\"target\":\"127.0.0.1:5000/bob/app:1\"}"),
+                403, "PERMISSION_DENIED", "private");
 
         conforms("DELETE", "/v1/image", delete(ALICE, "/v1/image?ref=" + q(mine)));
         assertThat(get(ALICE, "/v1/image?ref=" + q(mine)).statusCode()).isEqualTo(404);
