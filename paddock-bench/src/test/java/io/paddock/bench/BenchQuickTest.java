@@ -35,7 +35,7 @@ class BenchQuickTest {
             assertThat(root.path("environment").has(key)).as(key).isTrue();
         }
         JsonNode figures = root.path("figures");
-        for (String id : List.of("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P10", "P11")) {
+        for (String id : List.of("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P10", "P11", "P12")) {
             JsonNode f = figures.path(id);
             assertThat(f.isMissingNode()).as(id + " missing: " + table).isFalse();
             assertThat(f.has("unavailable")).as(id + ": " + f.path("unavailable").asText()).isFalse();
