@@ -219,8 +219,10 @@ final class NetworkFigure {
             for (Map.Entry<String, List<Double>> e : gbits.entrySet()) {
                 double m = median(e.getValue());
                 median.put(e.getKey(), m);
-                Quantity q = new Quantity(m, "Gbit/s", Map.of("runs_gbit_s", Arrays.toString(round(e.getValue())),
-                        "file", mib));
+                Map<String, Object> detail = new LinkedHashMap<>();
+                detail.put("runs_gbit_s", Arrays.toString(round(e.getValue())));
+                detail.put("file", mib);
+                Quantity q = new Quantity(m, "Gbit/s", detail);
                 if (e.getKey().startsWith("Paddock")) {
                     f.paddock.put("HTTP download " + mib + ", " + e.getKey(), q);
                 } else {
