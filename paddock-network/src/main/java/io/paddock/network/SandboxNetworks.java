@@ -22,8 +22,6 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.Deque;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -176,47 +174,81 @@ public final class SandboxNetworks implements AutoCloseable {
 
     /**
      * Makes the network of a new sandbox: its namespace, veth, addresses, rules, and its place in the resolver.
-     * On failure nothing it made is left.
+     * On failure nothing it made is left. The same as {@link #prepare} then {@link Pending#finish()}.
      */
     public NetworkNamespace attach(SandboxId id, NetworkPolicy policy) {
-        checkUpstream(policy);
-        int port = ready();
-        Deque<Runnable> undo = new ArrayDeque<>();
-        int slot = slots.acquire(id);
-        undo.push(() -> slots.release(slot, id));
+        Pending p = prepare(id, policy);
         try {
-            String ns = NETNS_PREFIX + id.value();
-            String iface = NftPlan.IFACE_PREFIX + slot;
-            Attached a = new Attached(id, slot, policy);
-            undo.push(() -> removeLinks(id, slot));
-            host.ip(null, List.of("netns add " + ns,
-                    "link add " + iface + " type veth peer name eth0 netns " + ns,
-                    "addr add " + slots.gateway(slot).getHostAddress() + "/30 dev " + iface));
-            // DNS to the gateway is redirected to the resolver on 127.0.0.1; nothing else from the veth reaches
-            // loopback (the input chain drops it). Strict reverse-path filtering refuses spoofed sources.
-            host.sysctl("ipv4/conf/" + iface + "/route_localnet", "1");
-            host.sysctl("ipv4/conf/" + iface + "/rp_filter", "1");
-            host.sysctl("ipv6/conf/" + iface + "/disable_ipv6", "1");
-            undo.push(() -> removeRules(slot));
-            host.nftApply(plan.attach(a.rules(port)));
-            host.ip(null, List.of("link set " + iface + " up"));
-            host.ip(ns, List.of("link set lo up",
-                    "addr add " + slots.address(slot).getHostAddress() + "/30 dev eth0",
-                    "link set eth0 up",
-                    "route add default via " + slots.gateway(slot).getHostAddress()));
-            attached.put(id, a);
-            byAddress.put(slots.address(slot), a);
-            return new NetworkNamespace(NETNS_DIR.resolve(ns), resolvConf(slot));
+            p.finish();
         } catch (RuntimeException e) {
-            while (!undo.isEmpty()) {
-                try {
-                    undo.pop().run();
-                } catch (RuntimeException ce) {
-                    e.addSuppressed(ce);
-                }
+            try {
+                detach(id);
+            } catch (RuntimeException ce) {
+                e.addSuppressed(ce);
             }
             throw e;
         }
+        return p.namespace();
+    }
+
+    /**
+     * A network made as far as a runtime needs to start the sandbox in it: the namespace, and the veth with
+     * one end in it. {@link #finish()} does the rest (addresses, routes, rules, the resolver), meant to run
+     * while the runtime starts the sandbox, so that a networked create costs little more than one process;
+     * the sandbox is not handed to anyone before it has returned.
+     */
+    public interface Pending {
+        NetworkNamespace namespace();
+
+        /** Configures the rest. On failure the caller removes the sandbox and then {@link #detach}es it. */
+        void finish();
+    }
+
+    /** The first part of {@link #attach}; on failure nothing it made is left. */
+    public Pending prepare(SandboxId id, NetworkPolicy policy) {
+        checkUpstream(policy);
+        int port = ready();
+        int slot = slots.acquire(id);
+        String ns = NETNS_PREFIX + id.value();
+        String iface = NftPlan.IFACE_PREFIX + slot;
+        try {
+            host.ip(null, List.of("netns add " + ns, "link add " + iface + " type veth peer name eth0 netns " + ns));
+        } catch (RuntimeException e) {
+            try {
+                removeLinks(id, slot);
+                slots.release(slot, id);
+            } catch (RuntimeException ce) {
+                e.addSuppressed(ce);
+            }
+            throw e;
+        }
+        Attached a = new Attached(id, slot, policy);
+        NetworkNamespace namespace = new NetworkNamespace(NETNS_DIR.resolve(ns), resolvConf(slot));
+        return new Pending() {
+            @Override
+            public NetworkNamespace namespace() {
+                return namespace;
+            }
+
+            @Override
+            public void finish() {
+                // DNS to the gateway is redirected to the resolver on 127.0.0.1; nothing else from the veth reaches
+                // loopback (the input chain drops it). Strict reverse-path filtering refuses spoofed sources.
+                // Until the rules are in, the base chains drop everything from a pdk interface they do not know.
+                host.sysctl("ipv4/conf/" + iface + "/route_localnet", "1");
+                host.sysctl("ipv4/conf/" + iface + "/rp_filter", "1");
+                host.sysctl("ipv6/conf/" + iface + "/disable_ipv6", "1");
+                host.nftApply(plan.attach(a.rules(port)));
+                host.ip(null, List.of("addr add " + slots.gateway(slot).getHostAddress() + "/30 dev " + iface,
+                        "link set " + iface + " up"));
+                host.ip(ns, List.of("link set lo up",
+                        "addr add " + slots.address(slot).getHostAddress() + "/30 dev eth0",
+                        "link set eth0 up",
+                        "route add default via " + slots.gateway(slot).getHostAddress()));
+                attached.put(id, a);
+                byAddress.put(slots.address(slot), a);
+            }
+        };
     }
 
     /** Replaces a running sandbox's policy; new connections follow it at once. */

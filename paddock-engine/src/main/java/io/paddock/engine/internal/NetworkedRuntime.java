@@ -10,6 +10,8 @@ import io.paddock.runtime.SandboxRuntime;
 import io.paddock.runtime.StartRequest;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.Optional;
 
 /**
@@ -31,25 +33,47 @@ final class NetworkedRuntime implements SandboxRuntime {
         return tier.name();
     }
 
+    /**
+     * The namespace and veth first; the rest of the network (addresses, rules, the resolver) is configured while
+     * the tier starts the sandbox, and the sandbox is returned only once both are done.
+     */
     @Override
     public RuntimeSandbox start(StartRequest request) {
         SandboxSpec spec = request.spec();
         if (!spec.hasNetwork() || request.network().isPresent()) {
             return tier.start(request);
         }
-        NetworkNamespace ns = networks.attach(request.id(), spec.network());
+        SandboxNetworks.Pending pending = networks.prepare(request.id(), spec.network());
+        CompletableFuture<Void> rest = CompletableFuture.runAsync(pending::finish, FINISHERS);
+        RuntimeSandbox started = null;
         try {
-            return tier.start(new StartRequest(request.id(), spec, request.owner(), request.preamble(), request.image(),
-                    Optional.of(ns)));
+            started = tier.start(new StartRequest(request.id(), spec, request.owner(), request.preamble(), request.image(),
+                    Optional.of(pending.namespace())));
+            rest.join();
+            return started;
         } catch (RuntimeException e) {
+            RuntimeException cause = e instanceof CompletionException && e.getCause() instanceof RuntimeException r ? r : e;
             try {
+                rest.exceptionally(t -> null).join(); // nothing may still be configuring what is removed next
+                if (started != null) {
+                    started.closeChannel();
+                    tier.destroy(request.id());
+                }
                 networks.detach(request.id());
             } catch (RuntimeException cleanup) {
-                e.addSuppressed(cleanup);
+                cause.addSuppressed(cleanup);
             }
-            throw e;
+            throw cause;
         }
     }
+
+    /** Threads that finish networks while their sandboxes start; idle ones go after a minute. */
+    private static final java.util.concurrent.ExecutorService FINISHERS = new java.util.concurrent.ThreadPoolExecutor(
+            0, 64, 60, java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.SynchronousQueue<>(), r -> {
+                Thread t = new Thread(r, "paddock-network-finish");
+                t.setDaemon(true);
+                return t;
+            }, new java.util.concurrent.ThreadPoolExecutor.CallerRunsPolicy());
 
     @Override
     public RuntimeSandbox reattach(SandboxId id, byte[] preamble) {
