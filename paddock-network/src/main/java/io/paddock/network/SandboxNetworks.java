@@ -291,7 +291,15 @@ public final class SandboxNetworks implements AutoCloseable {
         if (slot.isEmpty() && !Files.exists(NETNS_DIR.resolve(NETNS_PREFIX + id.value()))) {
             return;
         }
-        if (slot.isPresent()) {
+        if (a != null) {
+            // This engine made all of them: one transaction, no listing first (a missing one fails it, and
+            // the listing then says what is left).
+            try {
+                host().nftApply(plan.detach(a.slot, NftPlan.objectsOf(a.slot), NftPlan.mapKeysOf(a.slot)));
+            } catch (SandboxException e) {
+                removeRules(a.slot);
+            }
+        } else if (slot.isPresent()) {
             removeRules(slot.get());
         }
         removeLinks(id, slot.orElse(-1));
@@ -415,14 +423,18 @@ public final class SandboxNetworks implements AutoCloseable {
         return "nameserver " + slots.gateway(slot).getHostAddress() + "\noptions timeout:2 attempts:2\n";
     }
 
+    /** Deletes the veth (both ends) and the namespace, those that exist, in one {@code ip} run. */
     private void removeLinks(SandboxId id, int slot) {
-        NetHost h = host();
+        List<String> commands = new java.util.ArrayList<>();
         if (slot >= 0 && Files.exists(Path.of("/sys/class/net", NftPlan.IFACE_PREFIX + slot))) {
-            h.ip(null, List.of("link del " + NftPlan.IFACE_PREFIX + slot));
+            commands.add("link del " + NftPlan.IFACE_PREFIX + slot);
         }
         String ns = NETNS_PREFIX + id.value();
         if (Files.exists(NETNS_DIR.resolve(ns))) {
-            h.ip(null, List.of("netns del " + ns));
+            commands.add("netns del " + ns);
+        }
+        if (!commands.isEmpty()) {
+            host().ip(null, commands);
         }
     }
 

@@ -188,6 +188,18 @@ public final class NftPlan {
         return d.isEmpty() ? "" : d.toString();
     }
 
+    /** The names of every chain and set {@link #attach} makes for {@code slot}. */
+    public static java.util.Set<String> objectsOf(int slot) {
+        return java.util.Set.of("sbf" + slot, "sba" + slot, "sbi" + slot, "sbn" + slot, cidrSet(slot), dnsSet(slot),
+                secretSet(slot));
+    }
+
+    /** The verdict-map keys {@link #attach} adds for {@code slot}, as {@code map:interface}. */
+    public static java.util.Set<String> mapKeysOf(int slot) {
+        String iface = IFACE_PREFIX + slot;
+        return java.util.Set.of("fwd:" + iface, "inp:" + iface, "nat:" + iface);
+    }
+
     static String cidrSet(int slot) {
         return "sb" + slot + "c";
     }
