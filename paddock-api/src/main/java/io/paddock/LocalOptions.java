@@ -20,9 +20,11 @@ public final class LocalOptions {
     private final java.util.List<PoolConfig> warmPools;
     private final String dnsUpstream;
     private final java.util.List<String> allowPrivate;
+    private final Path egressTrust;
 
     private LocalOptions(Builder b) {
         this.dnsUpstream = b.dnsUpstream;
+        this.egressTrust = b.egressTrust;
         this.allowPrivate = java.util.List.copyOf(b.allowPrivate);
         this.stateDir = b.stateDir;
         this.storageDir = b.storageDir;
@@ -100,7 +102,26 @@ public final class LocalOptions {
         return allowPrivate;
     }
 
+    /**
+     * A PEM file of CA certificates the egress proxy trusts, besides the JDK's, when it connects to the hosts of
+     * egress secrets (a private PKI, or a test's); empty: the JDK's trust store only.
+     */
+    public java.util.Optional<Path> egressTrust() {
+        return java.util.Optional.ofNullable(egressTrust);
+    }
+
     public static final class Builder {
+        private Path egressTrust;
+
+        /** See {@link LocalOptions#egressTrust()}. */
+        public Builder egressTrust(Path pemFile) {
+            if (pemFile != null && !java.nio.file.Files.isReadable(pemFile)) {
+                throw SandboxException.invalid("egressTrust", pemFile + " is not a readable file");
+            }
+            this.egressTrust = pemFile;
+            return this;
+        }
+
         private String dnsUpstream;
         private final java.util.List<String> allowPrivate = new java.util.ArrayList<>();
 

@@ -62,6 +62,11 @@ final class ServeCommand implements Callable<Integer> {
                     "Everything else on the deny list stays denied. Repeatable; only the operator can open ranges."})
     java.util.List<String> allowPrivate = new java.util.ArrayList<>();
 
+    @Option(names = "--egress-trust", paramLabel = "FILE",
+            description = {"CA certificates (PEM) the egress proxy trusts, besides the JDK's, when it connects to the",
+                    "hosts of egress secrets (a private PKI)."})
+    Path egressTrust;
+
     @Override
     public Integer call() {
         DaemonOptions.Builder options = DaemonOptions.builder().listen(listen).dataDir(dataDir.toAbsolutePath())
@@ -70,6 +75,7 @@ final class ServeCommand implements Callable<Integer> {
         pools.forEach(p -> options.pool(PoolOption.parse(p)));
         options.dnsUpstream(dnsUpstream);
         allowPrivate.forEach(options::allowPrivate);
+        options.egressTrust(egressTrust == null ? null : egressTrust.toAbsolutePath());
         Daemon.run(options.build());
         return 0;
     }

@@ -107,6 +107,7 @@ public final class Daemon {
         o.pools().forEach(local::warmPool);
         o.dnsUpstream().ifPresent(local::dnsUpstream);
         o.allowPrivate().forEach(local::allowPrivate);
+        o.egressTrust().ifPresent(local::egressTrust);
         Paddock paddock = Paddock.local(local.build());
         PaddockServer server;
         try {

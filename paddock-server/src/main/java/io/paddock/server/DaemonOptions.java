@@ -26,6 +26,7 @@ public final class DaemonOptions {
     private final int maxSandboxesPerTenant;
     private final String dnsUpstream;
     private final java.util.List<String> allowPrivate;
+    private final Path egressTrust;
 
     private DaemonOptions(Builder b) {
         this.host = b.host;
@@ -39,6 +40,7 @@ public final class DaemonOptions {
         this.maxSandboxesPerTenant = b.maxSandboxesPerTenant;
         this.dnsUpstream = b.dnsUpstream;
         this.allowPrivate = java.util.List.copyOf(b.allowPrivate);
+        this.egressTrust = b.egressTrust;
     }
 
     public static Builder builder() {
@@ -103,6 +105,11 @@ public final class DaemonOptions {
     /** See {@link LocalOptions#allowPrivate()}. */
     public java.util.List<String> allowPrivate() {
         return allowPrivate;
+    }
+
+    /** See {@link LocalOptions#egressTrust()}. */
+    public java.util.Optional<Path> egressTrust() {
+        return java.util.Optional.ofNullable(egressTrust);
     }
 
     @Override
@@ -215,6 +222,14 @@ public final class DaemonOptions {
 
         private String dnsUpstream;
         private final java.util.List<String> allowPrivate = new java.util.ArrayList<>();
+        private Path egressTrust;
+
+        /** See {@link LocalOptions#egressTrust()}. */
+        public Builder egressTrust(Path pemFile) {
+            LocalOptions.builder().egressTrust(pemFile); // validates, naming the field
+            this.egressTrust = pemFile;
+            return this;
+        }
 
         /** Where sandboxes' allowlisted names are resolved (see {@link LocalOptions#dnsUpstream()}). */
         public Builder dnsUpstream(String upstream) {
