@@ -93,7 +93,8 @@ public final class Daemon {
         checkPortFree(o);
         String token = token(o.dataDir(), env, out);
         ServerOptions.Builder serverOptions = ServerOptions.builder().host(o.host()).port(o.port()).token(token)
-                .maxSandboxesPerTenant(o.maxSandboxesPerTenant());
+                .maxSandboxesPerTenant(o.maxSandboxesPerTenant()).dataDir(o.dataDir())
+                .portDomain(o.portDomain().orElse(null));
         Path tenantsFile = tenants(o, serverOptions);
         ServerOptions built; // built before the engine starts: a bad tenants file changes nothing
         try {
@@ -125,6 +126,8 @@ public final class Daemon {
             out.println("paddock: loaded " + n + " tenant" + (n == 1 ? "" : "s") + " from " + tenantsFile
                     + " (each sees only its own sandboxes, at most " + built.maxSandboxesPerTenant() + " live)");
         }
+        o.portDomain().ifPresent(d -> out.println("paddock: sandbox ports are also served at PORT-ID." + d
+                + " (point a wildcard DNS record *." + d + " at this daemon)"));
         out.println("paddock: listening on " + server.url() + " (data dir " + o.dataDir() + ")");
         out.flush();
         return new Running(server, paddock);

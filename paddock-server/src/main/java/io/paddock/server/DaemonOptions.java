@@ -27,6 +27,7 @@ public final class DaemonOptions {
     private final String dnsUpstream;
     private final java.util.List<String> allowPrivate;
     private final Path egressTrust;
+    private final String portDomain;
 
     private DaemonOptions(Builder b) {
         this.host = b.host;
@@ -41,6 +42,7 @@ public final class DaemonOptions {
         this.dnsUpstream = b.dnsUpstream;
         this.allowPrivate = java.util.List.copyOf(b.allowPrivate);
         this.egressTrust = b.egressTrust;
+        this.portDomain = b.portDomain;
     }
 
     public static Builder builder() {
@@ -112,12 +114,17 @@ public final class DaemonOptions {
         return java.util.Optional.ofNullable(egressTrust);
     }
 
+    /** See {@link ServerOptions#portDomain()} ({@code paddock serve --port-domain}). */
+    public java.util.Optional<String> portDomain() {
+        return java.util.Optional.ofNullable(portDomain);
+    }
+
     @Override
     public String toString() {
         return "DaemonOptions{listen=" + listen() + ", dataDir=" + dataDir + ", stateDir=" + stateDir
                 + ", maxSandboxes=" + maxSandboxes + (defaultRuntime == null ? "" : ", defaultRuntime=" + defaultRuntime)
                 + (tenantsFile == null ? "" : ", tenantsFile=" + tenantsFile) + ", maxSandboxesPerTenant="
-                + maxSandboxesPerTenant + "}";
+                + maxSandboxesPerTenant + (portDomain == null ? "" : ", portDomain=" + portDomain) + "}";
     }
 
     public static final class Builder {
@@ -130,6 +137,7 @@ public final class DaemonOptions {
         private final java.util.List<io.paddock.PoolConfig> pools = new java.util.ArrayList<>();
         private Path tenantsFile;
         private int maxSandboxesPerTenant = ServerOptions.DEFAULT_MAX_SANDBOXES_PER_TENANT;
+        private String portDomain;
 
         private Builder() {
         }
@@ -241,6 +249,12 @@ public final class DaemonOptions {
         public Builder allowPrivate(String cidr) {
             LocalOptions.builder().allowPrivate(cidr); // validates, naming the field
             this.allowPrivate.add(cidr);
+            return this;
+        }
+
+        /** See {@link ServerOptions.Builder#portDomain(String)}; null for none. */
+        public Builder portDomain(String domain) {
+            this.portDomain = domain == null ? null : ServerOptions.portDomain(domain);
             return this;
         }
 

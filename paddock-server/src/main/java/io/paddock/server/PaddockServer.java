@@ -9,6 +9,9 @@ import io.paddock.server.internal.CodeRegistry;
 import io.paddock.server.internal.HeaderDeadline;
 import io.paddock.server.internal.JsonErrorHandler;
 import io.paddock.server.internal.Limits;
+import io.paddock.server.internal.PortApi;
+import io.paddock.server.internal.PortProxy;
+import io.paddock.server.internal.UrlTokens;
 import io.paddock.server.internal.Tenancy;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -52,14 +55,16 @@ public final class PaddockServer implements AutoCloseable {
     private final HeaderDeadline headerDeadline;
     private final ScheduledExecutorService timers;
     private final CodeRegistry code;
+    private final PortProxy proxy;
     private final URI url;
 
     private PaddockServer(Server server, HeaderDeadline headerDeadline, ScheduledExecutorService timers, CodeRegistry code,
-                          URI url) {
+                          PortProxy proxy, URI url) {
         this.server = server;
         this.headerDeadline = headerDeadline;
         this.timers = timers;
         this.code = code;
+        this.proxy = proxy;
         this.url = url;
     }
 
@@ -111,14 +116,18 @@ public final class PaddockServer implements AutoCloseable {
         AuthGuard auth = new AuthGuard(options.token(), options.tenantDigests(), options.maxFailedAuthPerMinutePerIp());
         Tenancy tenancy = new Tenancy(paddock, options.tenants(), options.maxSandboxesPerTenant());
         CodeRegistry code = new CodeRegistry();
+        UrlTokens urlTokens = options.dataDir().map(UrlTokens::inDirectory).orElseGet(UrlTokens::inMemory);
+        PortProxy proxy = new PortProxy(websockets, timers, PortProxy.DEFAULT_IDLE_TIMEOUT, options.idleTimeout().dividedBy(3));
+        PortApi ports = new PortApi(paddock, auth, tenancy, urlTokens, proxy, options.portDomain().orElse(null));
         server.setHandler(new ApiHandler(paddock, auth, tenancy, limits, openapi, version(), runtime(paddock), websockets,
-                timers, code));
+                timers, code, ports));
         server.setErrorHandler(new JsonErrorHandler());
 
         try {
             server.start();
         } catch (Exception e) {
             stopQuietly(server);
+            proxy.close();
             timers.shutdownNow();
             code.close();
             if (isBindFailure(e)) {
@@ -130,7 +139,7 @@ public final class PaddockServer implements AutoCloseable {
         }
         String host = options.host().contains(":") ? "[" + options.host() + "]" : options.host();
         URI url = URI.create("http://" + host + ":" + connector.getLocalPort());
-        return new PaddockServer(server, headerDeadline, timers, code, url);
+        return new PaddockServer(server, headerDeadline, timers, code, proxy, url);
     }
 
     private static boolean isBindFailure(Throwable e) {
@@ -154,6 +163,7 @@ public final class PaddockServer implements AutoCloseable {
     @Override
     public void close() {
         headerDeadline.stop();
+        proxy.close(); // proxied WebSockets end with a close frame rather than a cut connection
         stopQuietly(server);
         timers.shutdownNow();
         code.close();

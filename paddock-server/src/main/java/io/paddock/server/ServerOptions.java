@@ -4,12 +4,14 @@ import io.paddock.SandboxException;
 import io.paddock.server.internal.AuthGuard;
 import io.paddock.server.internal.Tenancy;
 
+import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -29,6 +31,8 @@ public final class ServerOptions {
     public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(30);
     public static final int DEFAULT_MAX_FAILED_AUTH_PER_MINUTE_PER_IP = 30;
     public static final int DEFAULT_MAX_SANDBOXES_PER_TENANT = 100;
+    private static final java.util.regex.Pattern PORT_DOMAIN = java.util.regex.Pattern.compile(
+            "[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*");
     /** The shortest tenant token accepted. */
     public static final int MIN_TENANT_TOKEN_CHARS = 32;
 
@@ -42,6 +46,8 @@ public final class ServerOptions {
     private final int maxFailedAuthPerMinutePerIp;
     private final Map<String, byte[]> tenantDigests;
     private final int maxSandboxesPerTenant;
+    private final Path dataDir;
+    private final String portDomain;
 
     private ServerOptions(Builder b) {
         this.host = b.host;
@@ -54,6 +60,8 @@ public final class ServerOptions {
         this.maxFailedAuthPerMinutePerIp = b.maxFailedAuthPerMinutePerIp;
         this.tenantDigests = Collections.unmodifiableMap(new LinkedHashMap<>(b.tenantDigests));
         this.maxSandboxesPerTenant = b.maxSandboxesPerTenant;
+        this.dataDir = b.dataDir;
+        this.portDomain = b.portDomain;
     }
 
     public static Builder builder() {
@@ -121,6 +129,40 @@ public final class ServerOptions {
         return maxSandboxesPerTenant;
     }
 
+    /**
+     * The daemon's data directory, where it keeps the key that signs port URLs ({@code url-signing-key}, mode
+     * 0600, made on first use). Empty: the key is random and in memory, so URLs die with the server.
+     */
+    public Optional<Path> dataDir() {
+        return Optional.ofNullable(dataDir);
+    }
+
+    /**
+     * The domain under which host names {@code {port}-{id}.{domain}} reach sandbox ports (each one an origin
+     * of its own, for browsers); empty for none. DNS (a wildcard record) and any TLS in front are the
+     * operator's.
+     */
+    public Optional<String> portDomain() {
+        return Optional.ofNullable(portDomain);
+    }
+
+    /** A port domain checked and in its normal form (lower case, no final dot). */
+    static String portDomain(String domain) {
+        String d = domain.trim().toLowerCase(java.util.Locale.ROOT);
+        if (d.endsWith(".")) {
+            d = d.substring(0, d.length() - 1);
+        }
+        if (d.startsWith("*.")) {
+            throw SandboxException.invalid("portDomain", "give the domain itself ('" + d.substring(2)
+                    + "'): host names PORT-ID." + d.substring(2) + " are under it");
+        }
+        if (!PORT_DOMAIN.matcher(d).matches() || d.length() > 200) {
+            throw SandboxException.invalid("portDomain", "'" + domain + "' is not a DNS name (for example"
+                    + " sandboxes.example.com: no scheme, port or path)");
+        }
+        return d;
+    }
+
     public Builder toBuilder() {
         Builder b = new Builder();
         b.host = host;
@@ -133,6 +175,8 @@ public final class ServerOptions {
         b.maxFailedAuthPerMinutePerIp = maxFailedAuthPerMinutePerIp;
         b.tenantDigests.putAll(tenantDigests);
         b.maxSandboxesPerTenant = maxSandboxesPerTenant;
+        b.dataDir = dataDir;
+        b.portDomain = portDomain;
         return b;
     }
 
@@ -141,7 +185,8 @@ public final class ServerOptions {
         return "ServerOptions{host=" + host + ", port=" + port + ", token=<redacted>, maxJsonBytes=" + maxJsonBytes
                 + ", maxUploadBytes=" + maxUploadBytes + ", maxConnections=" + maxConnections + ", idleTimeout="
                 + idleTimeout + ", maxFailedAuthPerMinutePerIp=" + maxFailedAuthPerMinutePerIp + ", tenants="
-                + tenants() + ", maxSandboxesPerTenant=" + maxSandboxesPerTenant + "}";
+                + tenants() + ", maxSandboxesPerTenant=" + maxSandboxesPerTenant
+                + (dataDir == null ? "" : ", dataDir=" + dataDir) + (portDomain == null ? "" : ", portDomain=" + portDomain) + "}";
     }
 
     public static final class Builder {
@@ -155,6 +200,8 @@ public final class ServerOptions {
         private int maxFailedAuthPerMinutePerIp = DEFAULT_MAX_FAILED_AUTH_PER_MINUTE_PER_IP;
         private final Map<String, byte[]> tenantDigests = new LinkedHashMap<>();
         private int maxSandboxesPerTenant = DEFAULT_MAX_SANDBOXES_PER_TENANT;
+        private Path dataDir;
+        private String portDomain;
 
         private Builder() {
         }
@@ -252,6 +299,24 @@ public final class ServerOptions {
 
         public Builder maxSandboxesPerTenant(int max) {
             this.maxSandboxesPerTenant = (int) positive("maxSandboxesPerTenant", max);
+            return this;
+        }
+
+        /** See {@link ServerOptions#dataDir()}; an absolute path, or null for none. */
+        public Builder dataDir(Path dir) {
+            if (dir != null && !dir.isAbsolute()) {
+                throw SandboxException.invalid("dataDir", "must be an absolute path, got " + dir);
+            }
+            this.dataDir = dir == null ? null : dir.normalize();
+            return this;
+        }
+
+        /**
+         * See {@link ServerOptions#portDomain()}: a DNS name such as {@code sandboxes.example.com} (no scheme,
+         * port or wildcard), or null for none.
+         */
+        public Builder portDomain(String domain) {
+            this.portDomain = domain == null ? null : ServerOptions.portDomain(domain);
             return this;
         }
 

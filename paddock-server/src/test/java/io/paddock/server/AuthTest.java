@@ -46,7 +46,8 @@ class AuthTest {
             for (Iterator<String> m = p.getValue().fieldNames(); m.hasNext(); ) {
                 String method = m.next();
                 String path = p.getKey().replace("{id}", id).replace("{name}", "some-name")
-                        .replace("{context}", "some-context").replace("{shell}", "some-shell");
+                        .replace("{context}", "some-context").replace("{shell}", "some-shell").replace("{port}", "8000")
+                        .replace("{path}", "x").replace("{token}", "some-token");
                 if (path.contains("/files") && !path.endsWith("mkdir") && !path.endsWith("remove") && !path.endsWith("move")) {
                     path += "?path=/workspace/x";
                 }
@@ -80,6 +81,15 @@ class AuthTest {
             String method = op[0];
             String path = op[1];
             if (path.equals("/v1/health")) {
+                continue;
+            }
+            if (path.startsWith("/v1/p/")) {
+                // a signed port URL: its token is the credential, and a made-up one is refused without a bearer token
+                HttpResponse<String> r = f.send(unauthenticated(method, path).build());
+                assertThat(r.statusCode()).as(method + " " + path + ": " + r.body()).isEqualTo(403);
+                assertThat(json(r).get("error").get("code").asText()).isEqualTo("PERMISSION_DENIED");
+                r = f.send(unauthenticated(method, path).header("Authorization", "Bearer " + f.token).build());
+                assertThat(r.statusCode()).as(method + " " + path + " with the daemon's token: " + r.body()).isEqualTo(403);
                 continue;
             }
             String sep = path.contains("?") ? "&" : "?";

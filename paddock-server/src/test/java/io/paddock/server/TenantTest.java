@@ -99,7 +99,8 @@ class TenantTest {
 
     private static String concrete(String template, String id, String name) {
         String path = template.replace("{id}", id).replace("{name}", name)
-                .replace("{context}", "some-context").replace("{shell}", "some-shell");
+                .replace("{context}", "some-context").replace("{shell}", "some-shell").replace("{port}", "8000")
+                .replace("{path}", "x");
         if (path.contains("/files") && !path.endsWith("mkdir") && !path.endsWith("remove") && !path.endsWith("move")) {
             path += "?path=/workspace/x";
         }

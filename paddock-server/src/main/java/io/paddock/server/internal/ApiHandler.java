@@ -73,10 +73,11 @@ public final class ApiHandler extends Handler.Abstract {
     private final CodeApi codeApi;
     private final ImageApi imageApi;
     private final Tenancy tenancy;
+    private final PortApi ports;
 
     public ApiHandler(Paddock paddock, AuthGuard auth, Tenancy tenancy, Limits limits, byte[] openapi, String version,
                       Supplier<String> runtime, ServerWebSocketContainer websockets, ScheduledExecutorService pinger,
-                      CodeRegistry code) {
+                      CodeRegistry code, PortApi ports) {
         super(InvocationType.BLOCKING);
         this.paddock = paddock;
         this.auth = auth;
@@ -91,6 +92,7 @@ public final class ApiHandler extends Handler.Abstract {
         this.code = code;
         this.codeApi = new CodeApi(code);
         this.imageApi = new ImageApi(paddock, tenancy, limits);
+        this.ports = ports;
     }
 
     @Override
@@ -98,7 +100,9 @@ public final class ApiHandler extends Handler.Abstract {
         response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-store");
         response.getHeaders().put("X-Content-Type-Options", "nosniff");
         try {
-            dispatch(request, response, callback);
+            if (!ports.routeHost(request, response, callback)) { // a sandbox port's own host name: all of it is proxied
+                dispatch(request, response, callback);
+            }
         } catch (Throwable t) {
             fail(request, response, callback, t);
         }
@@ -114,13 +118,17 @@ public final class ApiHandler extends Handler.Abstract {
             json(response, callback, 200, o);
             return;
         }
+        if (PortApi.isSigned(path)) { // a signed port link: its token is the credential, there is no other
+            ports.proxySigned(path, request, response, callback);
+            return;
+        }
         Fields query = query(request);
         Caller caller = auth.check(Request.getRemoteAddr(request),
                 request.getHeaders().getValuesList(HttpHeader.AUTHORIZATION),
                 query.get("token") != null || query.get("access_token") != null);
         Route.Match m = Route.match(method, path);
         switch (m.route()) {
-            case HEALTH -> throw new IllegalStateException("handled above");
+            case HEALTH, SIGNED_PROXY -> throw new IllegalStateException("handled above");
             case VERSION -> {
                 ObjectNode o = Wire.object();
                 o.put("version", version);
@@ -179,6 +187,17 @@ public final class ApiHandler extends Handler.Abstract {
                 sb.setTimeout(Duration.ofMillis(ms));
                 json(response, callback, 200, Wire.json(tenancy.view(caller, sb.info())));
             }
+            case UPDATE_NETWORK -> {
+                Sandbox sb = sandbox(caller, m);
+                sb.updateNetwork(Wire.networkPolicy(readJson(request)));
+                json(response, callback, 200, Wire.json(tenancy.view(caller, sb.info())));
+            }
+            case PORT_URL -> {
+                Sandbox sb = sandbox(caller, m);
+                JsonNode body = carriesBody(request) ? readJson(request) : null;
+                json(response, callback, 200, ports.issue(sb, m.param("port"), body, request));
+            }
+            case PORT_PROXY -> ports.proxyOwned(sandbox(caller, m), m.param("port"), request, response, callback);
             case LOGS -> json(response, callback, 200, Wire.json(sandbox(caller, m).logs()));
             case EXEC -> {
                 Sandbox sb = sandbox(caller, m);
@@ -647,6 +666,11 @@ public final class ApiHandler extends Handler.Abstract {
         json(response, callback, f.status(), f.body());
     }
 
+    /** The request's path as logs may show it: a signed port link's token is hidden. */
+    private static String loggable(Request request) {
+        return PortApi.redact(Request.getPathInContext(request));
+    }
+
     /** The status and {@code Error} body a failure answers with. */
     private record Failure(int status, ObjectNode body) {
     }
@@ -658,13 +682,12 @@ public final class ApiHandler extends Handler.Abstract {
         }
         if (t instanceof SandboxException e) {
             if (e.code() == ErrorCode.INTERNAL) {
-                LOG.log(System.Logger.Level.WARNING, request.getMethod() + " " + Request.getPathInContext(request)
+                LOG.log(System.Logger.Level.WARNING, request.getMethod() + " " + loggable(request)
                         + " failed: " + e.getMessage(), e);
             }
             return new Failure(HttpStatus.of(e.code()), e instanceof CodePolicyException p ? CodeWire.error(p) : Wire.error(e));
         }
-        LOG.log(System.Logger.Level.WARNING, request.getMethod() + " " + Request.getPathInContext(request)
-                + " failed", t);
+        LOG.log(System.Logger.Level.WARNING, request.getMethod() + " " + loggable(request) + " failed", t);
         return new Failure(500, Wire.error(ErrorCode.INTERNAL, "internal error (" + t.getClass().getSimpleName()
                 + "); see the daemon's log"));
     }

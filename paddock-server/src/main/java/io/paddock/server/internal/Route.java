@@ -8,8 +8,10 @@ import java.util.Map;
 import java.util.TreeSet;
 
 /**
- * Every route the server serves, one per (method, path template) of openapi.json. The conformance test
- * checks this table against the document in both directions.
+ * Every route the server serves, one per (method, path template) of openapi.json, except the proxy routes
+ * (method {@code *}), which take every method and whose last segment {@code {path}} is the rest of the path;
+ * the document lists them under {@link #DOCUMENTED_ANY}. The conformance test checks this table against the
+ * document in both directions. Host-name routing to sandbox ports happens before this table ({@link PortApi}).
  */
 public enum Route {
     HEALTH("GET", "/v1/health"),
@@ -53,7 +55,18 @@ public enum Route {
     PUSH_IMAGE("POST", "/v1/images/push"),
     BUILD_IMAGE("POST", "/v1/images/build"),
     BUILD_IMAGE_SPEC("POST", "/v1/images/build-spec"),
-    PRUNE_IMAGES("POST", "/v1/images/prune");
+    PRUNE_IMAGES("POST", "/v1/images/prune"),
+    UPDATE_NETWORK("PATCH", "/v1/sandboxes/{id}/network"),
+    // before PORT_PROXY, which would take it: a POST to exactly .../url asks for a signed URL
+    PORT_URL("POST", "/v1/sandboxes/{id}/ports/{port}/url"),
+    // "*": any method, and {path} is the rest of the path, even none
+    PORT_PROXY("*", "/v1/sandboxes/{id}/ports/{port}/{path}"),
+    SIGNED_PROXY("*", "/v1/p/{token}/{path}");
+
+    /** A proxy route's method: any, and so the whole path after it ({@code {path}}, possibly empty). */
+    private static final String ANY_METHOD = "*";
+    /** The methods openapi.json lists for a proxy route (HEAD and OPTIONS are proxied too, undocumented). */
+    public static final List<String> DOCUMENTED_ANY = List.of("GET", "POST", "PUT", "PATCH", "DELETE");
 
     private final String method;
     private final String template;
@@ -65,8 +78,19 @@ public enum Route {
         this.segments = template.substring(1).split("/");
     }
 
+    /** The method, or {@code *} for a proxy route, which takes any. */
     public String method() {
         return method;
+    }
+
+    /** The methods openapi.json documents for this route. */
+    public List<String> methods() {
+        return method.equals(ANY_METHOD) ? DOCUMENTED_ANY : List.of(method);
+    }
+
+    /** Whether this route proxies: any method, and its last segment {@code {path}} takes the rest of the path. */
+    public boolean proxies() {
+        return method.equals(ANY_METHOD);
     }
 
     public String template() {
@@ -92,7 +116,7 @@ public enum Route {
             if (params == null) {
                 continue;
             }
-            if (r.method.equals(method)) {
+            if (r.method.equals(method) || r.proxies()) {
                 return new Match(r, params);
             }
             allowed.add(r.method);
@@ -105,12 +129,13 @@ public enum Route {
     }
 
     private Map<String, String> bind(String[] parts) {
-        if (parts.length != segments.length) {
+        int fixed = proxies() ? segments.length - 1 : segments.length; // a proxy's {path} is the rest, even none
+        if (proxies() ? parts.length < fixed : parts.length != fixed) {
             return null;
         }
         List<String> names = new ArrayList<>(1);
         List<String> values = new ArrayList<>(1);
-        for (int i = 0; i < parts.length; i++) {
+        for (int i = 0; i < fixed; i++) {
             String s = segments[i];
             if (s.startsWith("{")) {
                 if (parts[i].isEmpty()) {
