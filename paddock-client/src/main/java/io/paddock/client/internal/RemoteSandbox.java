@@ -187,9 +187,25 @@ final class RemoteSandbox implements Sandbox {
         http.call("PATCH", path + "/network", null, Wire.json(policy), Http.CONTROL_TIMEOUT);
     }
 
+    /**
+     * A signed URL from {@code POST …/ports/{port}/url}: it reaches the port through the daemon with no header
+     * (a browser can open it), until the sandbox's deadline (at most 7 days) or its end. It is built on this
+     * client's base URL, so it goes wherever this client reaches the daemon (a TLS proxy in front included).
+     * Anyone holding it can use the port.
+     */
     @Override
     public java.net.URI url(int port) {
-        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "port URLs are being built");
+        if (port < 1 || port > 65535) {
+            throw SandboxException.invalid("port", "a port number from 1 to 65535 is expected, got " + port);
+        }
+        com.fasterxml.jackson.databind.JsonNode r = http.call("POST", path + "/ports/" + port + "/url", null,
+                Wire.object(), Http.CONTROL_TIMEOUT);
+        String p = r == null ? null : r.path("path").asText(null);
+        if (p == null || !p.startsWith("/v1/p/")) {
+            throw new SandboxException(ErrorCode.INTERNAL, "the daemon answered POST " + path + "/ports/" + port
+                    + "/url without a signed path");
+        }
+        return http.uri(p, null);
     }
 
     /** DELETE; idempotent, and a sandbox the daemon no longer knows counts as destroyed. */
