@@ -66,12 +66,17 @@ final class ServeCommand implements Callable<Integer> {
             description = {"CA certificates (PEM) the egress proxy trusts, besides the JDK's, when it connects to the",
                     "hosts of egress secrets (a private PKI)."})
     Path egressTrust;
+    @Option(names = "--port-domain", paramLabel = "DOMAIN",
+            description = {"Also serve each sandbox port at its own host name PORT-ID.DOMAIN (an origin of its own, for",
+                    "browsers), e.g. --port-domain sandboxes.example.com with a wildcard DNS record *.sandboxes.example.com."})
+    String portDomain;
 
     @Override
     public Integer call() {
         DaemonOptions.Builder options = DaemonOptions.builder().listen(listen).dataDir(dataDir.toAbsolutePath())
                 .stateDir(stateDir.toAbsolutePath()).maxSandboxes(maxSandboxes).defaultRuntime(defaultRuntime)
-                .tenantsFile(tenants == null ? null : tenants.toAbsolutePath()).maxSandboxesPerTenant(maxSandboxesPerTenant);
+                .tenantsFile(tenants == null ? null : tenants.toAbsolutePath()).maxSandboxesPerTenant(maxSandboxesPerTenant)
+                .portDomain(portDomain);
         pools.forEach(p -> options.pool(PoolOption.parse(p)));
         options.dnsUpstream(dnsUpstream);
         allowPrivate.forEach(options::allowPrivate);
