@@ -57,6 +57,25 @@ class DaemonTest {
     }
 
     @Test
+    void aPortDomainIsCheckedAndAnnounced() throws Exception {
+        assertThat(DaemonOptions.builder().portDomain("Sandboxes.Example.COM.").build().portDomain())
+                .hasValue("sandboxes.example.com");
+        for (String bad : new String[] {"*.example.com", "http://example.com", "example.com:8443", "a..b", ""}) {
+            assertThatThrownBy(() -> DaemonOptions.builder().portDomain(bad)).as(bad).isInstanceOf(SandboxException.class)
+                    .hasMessageContaining("portDomain");
+        }
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        DaemonOptions o = DaemonOptions.builder().listen("127.0.0.1:0").dataDir(tmp.resolve("data")).maxSandboxes(2)
+                .portDomain("sandboxes.example.com").build();
+        try (Daemon.Running d = Daemon.start(o, Map.of("PADDOCK_TOKEN", "x"), new PrintStream(printed, true,
+                StandardCharsets.UTF_8))) {
+            assertThat(printed.toString(StandardCharsets.UTF_8)).contains("PORT-ID.sandboxes.example.com");
+            // the signing key is made on first use only, not at start
+            assertThat(tmp.resolve("data").resolve("url-signing-key")).doesNotExist();
+        }
+    }
+
+    @Test
     void theEnvironmentWinsAndLooseFilesAreRefused() throws Exception {
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(printed, true, StandardCharsets.UTF_8);

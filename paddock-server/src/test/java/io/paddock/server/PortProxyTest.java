@@ -445,6 +445,33 @@ class PortProxyTest {
         assertThat(ws.next()).isEqualTo(1001);
     }
 
+    @Test
+    void aQuietAnswerOutlivesTheDaemonsIdleTimeout() throws Exception {
+        // the daemon's idle timeout (connections, headers) is for clients; a sandbox that answers slowly is
+        // the proxy's watch's business (5 minutes of no progress), so a quiet stream is not cut after it
+        try (PaddockServer quick = PaddockServer.start(ServerOptions.builder().port(0).token(OPERATOR)
+                .idleTimeout(Duration.ofMillis(500)).build(), paddock)) {
+            String id = create(OPERATOR);
+            HttpResponse<InputStream> r = http.send(HttpRequest.newBuilder(URI.create(quick.url() + "/v1/sandboxes/" + id
+                    + "/ports/8000/hang")).header("Authorization", "Bearer " + OPERATOR).GET().build(),
+                    HttpResponse.BodyHandlers.ofInputStream());
+            try (InputStream in = r.body()) {
+                assertThat(in.read()).isEqualTo('x');
+                CompletableFuture<Object> rest = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return in.readAllBytes();
+                    } catch (IOException e) {
+                        return e;
+                    }
+                });
+                Thread.sleep(2500);
+                assertThat(rest).as("still streaming after 5 idle timeouts").isNotDone();
+                paddock.sandbox(id).destroy();
+                assertThat(rest.get(10, TimeUnit.SECONDS)).isInstanceOf(IOException.class);
+            }
+        }
+    }
+
     // ---- network policy ----
 
     @Test
