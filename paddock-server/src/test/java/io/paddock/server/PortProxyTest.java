@@ -187,6 +187,8 @@ class PortProxyTest {
         assertThat(head.statusCode()).isEqualTo(200);
         assertThat(head.body()).isEmpty();
 
+        HttpResponse<String> options = send(request(ALICE, port + "/o").method("OPTIONS", HttpRequest.BodyPublishers.noBody()).build());
+        assertThat(json(options).get("method").asText()).isEqualTo("OPTIONS");
         // no path after the port is "/"; so is a trailing slash
         assertThat(json(get(ALICE, port)).get("path").asText()).isEqualTo("/");
         assertThat(json(get(ALICE, port + "/")).get("path").asText()).isEqualTo("/");

@@ -173,7 +173,12 @@ public final class PortProxy implements AutoCloseable {
         Exchange x = new Exchange(t.sandbox(), Thread.currentThread(), null);
         live.add(x);
         try {
-            b.method(request.getMethod(), body(request, x));
+            try {
+                b.method(request.getMethod(), body(request, x));
+            } catch (IllegalArgumentException e) {
+                throw new HttpError(405, ErrorCode.INVALID_ARGUMENT, "the port proxy does not forward the method "
+                        + Limits.shorten(request.getMethod()));
+            }
             HttpResponse<InputStream> r;
             x.blocking(true);
             try {
