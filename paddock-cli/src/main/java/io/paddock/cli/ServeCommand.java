@@ -66,6 +66,7 @@ final class ServeCommand implements Callable<Integer> {
             description = {"CA certificates (PEM) the egress proxy trusts, besides the JDK's, when it connects to the",
                     "hosts of egress secrets (a private PKI)."})
     Path egressTrust;
+
     @Option(names = "--port-domain", paramLabel = "DOMAIN",
             description = {"Also serve each sandbox port at its own host name PORT-ID.DOMAIN (an origin of its own, for",
                     "browsers), e.g. --port-domain sandboxes.example.com with a wildcard DNS record *.sandboxes.example.com."})
