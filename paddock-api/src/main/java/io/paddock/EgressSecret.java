@@ -25,9 +25,9 @@ public record EgressSecret(String key, String host, String value, String placeho
     public EgressSecret {
         Validate.envKey("egressSecrets", key);
         Objects.requireNonNull(value, "value");
-        if (value.isEmpty() || value.chars().anyMatch(c -> c < 0x20 || c == 0x7f)) {
-            throw SandboxException.invalid("egressSecrets", key + ": the value must be non-empty printable text"
-                    + " (it goes into an HTTP header)");
+        if (value.isEmpty() || value.length() > 8192 || value.chars().anyMatch(c -> (c < 0x20 && c != '\t') || c > 0x7e)) {
+            throw SandboxException.invalid("egressSecrets", key + ": the value must be 1 to 8192 characters of"
+                    + " printable ASCII (it goes into an HTTP header)");
         }
         NetworkPolicy named = NetworkPolicy.allow(Objects.requireNonNull(host, "host"));
         if (named.domains().size() != 1 || named.domains().get(0).startsWith("*.")) {

@@ -72,6 +72,7 @@ class NetworkSandboxTest {
     @BeforeAll
     static void makeWorld() throws Exception {
         world = new TestWorld(9);
+        world.startHttps();
     }
 
     @AfterAll
@@ -89,7 +90,8 @@ class NetworkSandboxTest {
 
         @BeforeAll
         void start() {
-            paddock = Paddock.local(LocalOptions.builder().defaultRuntime(tier()).dnsUpstream(world.a).build());
+            paddock = Paddock.local(LocalOptions.builder().defaultRuntime(tier()).dnsUpstream(world.a)
+                    .egressTrust(world.testCa()).build());
         }
 
         @AfterAll
@@ -182,6 +184,31 @@ class NetworkSandboxTest {
             try (Sandbox sb = paddock.create(SandboxSpec.builder().build())) {
                 assertThatThrownBy(() -> sb.updateNetwork(NetworkPolicy.open())).isInstanceOfSatisfying(SandboxException.class,
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
+            }
+        }
+
+        @Test
+        void anEgressSecretIsAddedOnTheWayOutAndNeverSeenInside() throws Exception {
+            String value = "s3cr3t-" + tier() + "-" + System.nanoTime();
+            try (Sandbox sb = paddock.create(spec(NetworkPolicy.allow("secret.paddock.test"))
+                    .egressSecret("API_KEY", "secret.paddock.test", value).build())) {
+                List<String> out = run(sb, """
+                        import os, urllib.request
+                        key = os.environ["API_KEY"]
+                        print(key)
+                        req = urllib.request.Request("https://secret.paddock.test/v1/thing",
+                                                     headers={"Authorization": "Bearer " + key, "X-Api-Key": key})
+                        print(urllib.request.urlopen(req, timeout=10).read().decode().strip())
+                        """);
+                assertThat(out.get(0)).startsWith("paddock-egress-");
+                assertThat(out.get(1)).isEqualTo("secret-host ok");
+                String seen = java.nio.file.Files.readString(world.httpsHeaders());
+                assertThat(seen).contains("Authorization: Bearer " + value).contains("X-Api-Key: " + value)
+                        .doesNotContain(out.get(0));
+                ExecResult inside = sb.exec("sh", "-c", "env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n';"
+                        + " grep -rl '" + value + "' /etc /tmp /workspace 2>/dev/null; true");
+                assertThat(inside.stdoutText()).doesNotContain(value);
+                assertThat(sb.toString() + sb.info()).doesNotContain(value);
             }
         }
 

@@ -51,7 +51,8 @@ final class TestWorld implements AutoCloseable {
                 "--log-facility=" + dnsLog,
                 "--address=/allowed.paddock.test/" + a, "--address=/other.paddock.test/" + b,
                 "--address=/api.wild.paddock.test/" + b, "--address=/rebind.paddock.test/" + METADATA,
-                "--address=/private.paddock.test/10.1.2.3", "--txt-record=allowed.paddock.test,\"txt-answer\"")
+                "--address=/private.paddock.test/10.1.2.3", "--address=/secret.paddock.test/" + b,
+                "--txt-record=allowed.paddock.test,\"txt-answer\"")
                 .redirectErrorStream(true).redirectOutput(dir.resolve("dnsmasq.out").toFile()).start());
         for (int i = 0; i < 100 && !Files.exists(dnsLog); i++) {
             Thread.sleep(20);
@@ -61,6 +62,51 @@ final class TestWorld implements AutoCloseable {
 
     String url(String host) {
         return "http://" + host + ":8080/";
+    }
+
+    /**
+     * An HTTPS server on {@code b}:443 for {@code secret.paddock.test}, with a certificate from a CA of the test's
+     * own ({@link #testCa()}); it answers "secret-host ok" and appends every request's headers to
+     * {@link #httpsHeaders()}, never echoing them.
+     */
+    void startHttps() throws IOException, InterruptedException {
+        Path ca = dir.resolve("test-ca.pem");
+        TestHost.sh("cd " + dir + " && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout"
+                + " test-ca.key -out test-ca.pem -days 1 -subj /CN=paddock-test-ca 2>/dev/null"
+                + " && openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout leaf.key -out leaf.csr"
+                + " -subj /CN=secret.paddock.test 2>/dev/null"
+                + " && printf 'subjectAltName=DNS:secret.paddock.test\\nextendedKeyUsage=serverAuth\\n' > leaf.ext"
+                + " && openssl x509 -req -in leaf.csr -CA test-ca.pem -CAkey test-ca.key -CAcreateserial -days 1"
+                + " -extfile leaf.ext -out leaf.pem 2>/dev/null && cat leaf.pem leaf.key > leaf-chain.pem");
+        String server = """
+                import http.server, ssl, sys
+                class H(http.server.BaseHTTPRequestHandler):
+                    def do_GET(self):
+                        with open(sys.argv[3], "a") as f:
+                            f.write(str(self.headers) + "---\\n")
+                        self.send_response(200)
+                        self.end_headers()
+                        self.wfile.write(b"secret-host ok\\n")
+                    def log_message(self, *a):
+                        pass
+                s = http.server.HTTPServer((sys.argv[1], 443), H)
+                ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+                ctx.load_cert_chain(sys.argv[2])
+                s.socket = ctx.wrap_socket(s.socket, server_side=True)
+                s.serve_forever()
+                """;
+        servers.add(new ProcessBuilder("ip", "netns", "exec", ns, "python3", "-c", server, b,
+                dir.resolve("leaf-chain.pem").toString(), httpsHeaders().toString()).inheritIO().start());
+        Thread.sleep(500);
+        assertThat(ca).exists();
+    }
+
+    Path testCa() {
+        return dir.resolve("test-ca.pem");
+    }
+
+    Path httpsHeaders() {
+        return dir.resolve("https-headers.log");
     }
 
     /** Every query the DNS server received so far, one line each (dnsmasq's "query[TYPE] name from ..."). */

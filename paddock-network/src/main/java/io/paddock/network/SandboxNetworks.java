@@ -12,6 +12,8 @@ import io.paddock.network.internal.DenyList;
 import io.paddock.network.internal.NftPlan;
 import io.paddock.network.internal.Slots;
 import io.paddock.network.internal.dns.SandboxResolver;
+import io.paddock.network.internal.egress.CertificateAuthority;
+import io.paddock.network.internal.egress.EgressProxy;
 import io.paddock.runtime.NetworkNamespace;
 import io.paddock.runtime.internal.host.NetHost;
 
@@ -61,19 +63,26 @@ public final class SandboxNetworks implements AutoCloseable {
     private final Map<SandboxId, Attached> attached = new ConcurrentHashMap<>();
     private final Map<Inet4Address, Attached> byAddress = new ConcurrentHashMap<>();
     private NetHost host;
+    private final Optional<Path> dataDir;
+    private final Optional<Path> egressTrust;
     private SandboxResolver resolver;
+    private EgressProxy egress;
+    private CertificateAuthority ca;
     private boolean closed;
 
-    /** A sandbox this engine networks, and its current policy. */
-    private final class Attached implements SandboxResolver.Client {
+    /** A sandbox this engine networks, its current policy and its egress secrets. */
+    private final class Attached implements SandboxResolver.Client, EgressProxy.Client {
         final SandboxId id;
         final int slot;
+        final List<EgressProxy.EgressSecret> secrets;
         volatile NetworkPolicy policy;
 
-        Attached(SandboxId id, int slot, NetworkPolicy policy) {
+        Attached(SandboxId id, int slot, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets) {
             this.id = id;
             this.slot = slot;
             this.policy = policy;
+            this.secrets = secrets.stream().map(e -> new EgressProxy.EgressSecret(e.host(), e.placeholder(), e.value()))
+                    .toList();
         }
 
         @Override
@@ -87,18 +96,36 @@ public final class SandboxNetworks implements AutoCloseable {
         }
 
         @Override
+        public List<EgressProxy.EgressSecret> secrets() {
+            return secrets;
+        }
+
+        /** Opens egress to an allowlisted name's addresses; a host with secrets goes through the egress proxy. */
+        @Override
         public void grant(String name, List<Inet4Address> addresses, Duration ttl) {
-            if (!addresses.isEmpty()) {
-                host().nftApply(plan.grant(slot, addresses, ttl));
+            if (addresses.isEmpty()) {
+                return;
+            }
+            host().nftApply(plan.grant(slot, addresses, ttl));
+            if (secrets.stream().anyMatch(e -> e.host().equals(name))) {
+                host().nftApply(plan.grantSecretHost(slot, addresses, ttl));
             }
         }
 
-        NftPlan.Sandbox rules(int resolverPort) {
-            return new NftPlan.Sandbox(slot, slots.address(slot), slots.gateway(slot), resolverPort, 0, policy);
+        NftPlan.Sandbox rules(Ports ports) {
+            return new NftPlan.Sandbox(slot, slots.address(slot), slots.gateway(slot), ports.resolver(),
+                    secrets.isEmpty() ? 0 : ports.egress(), policy);
         }
     }
 
-    private SandboxNetworks(Slots slots, DenyList deny, Optional<InetSocketAddress> upstream, String upstreamSource) {
+    /** The loopback ports of this engine's resolver and egress proxy. */
+    private record Ports(int resolver, int egress) {
+    }
+
+    private SandboxNetworks(Slots slots, DenyList deny, Optional<InetSocketAddress> upstream, String upstreamSource,
+                            Optional<Path> dataDir, Optional<Path> egressTrust) {
+        this.dataDir = dataDir;
+        this.egressTrust = egressTrust;
         this.slots = slots;
         this.deny = deny;
         this.plan = new NftPlan(deny);
@@ -112,9 +139,12 @@ public final class SandboxNetworks implements AutoCloseable {
      *
      * @param dnsUpstream  {@code IP[:PORT]}; empty: {@code $PADDOCK_DNS_UPSTREAM}, else the host's resolv.conf
      * @param allowPrivate CIDRs the operator opened in the deny list
+     * @param dataDir      where a daemon keeps its egress CA (an embedded engine, without one, makes one per run)
+     * @param egressTrust  CA certificates the egress proxy trusts upstream besides the JDK's
      * @throws SandboxException INVALID_ARGUMENT naming a bad option
      */
-    public static SandboxNetworks open(Path stateDir, Optional<String> dnsUpstream, List<String> allowPrivate) {
+    public static SandboxNetworks open(Path stateDir, Optional<String> dnsUpstream, List<String> allowPrivate,
+                                       Optional<Path> dataDir, Optional<Path> egressTrust) {
         Cidr range = Cidr.parse(DEFAULT_RANGE);
         DenyList deny;
         try {
@@ -134,7 +164,7 @@ public final class SandboxNetworks implements AutoCloseable {
             source = "/etc/resolv.conf";
         }
         Optional<InetSocketAddress> upstream = text.map(t -> parseUpstream(t, source));
-        return new SandboxNetworks(new Slots(stateDir.resolve("net"), range), deny, upstream, source);
+        return new SandboxNetworks(new Slots(stateDir.resolve("net"), range), deny, upstream, source, dataDir, egressTrust);
     }
 
     /** {@code IP} or {@code IP:PORT} (an IPv4 literal; names are not resolved: the resolver must not depend on DNS). */
@@ -176,8 +206,8 @@ public final class SandboxNetworks implements AutoCloseable {
      * Makes the network of a new sandbox: its namespace, veth, addresses, rules, and its place in the resolver.
      * On failure nothing it made is left. The same as {@link #prepare} then {@link Pending#finish()}.
      */
-    public NetworkNamespace attach(SandboxId id, NetworkPolicy policy) {
-        Pending p = prepare(id, policy);
+    public NetworkNamespace attach(SandboxId id, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets) {
+        Pending p = prepare(id, policy, secrets);
         try {
             p.finish();
         } catch (RuntimeException e) {
@@ -205,9 +235,9 @@ public final class SandboxNetworks implements AutoCloseable {
     }
 
     /** The first part of {@link #attach}; on failure nothing it made is left. */
-    public Pending prepare(SandboxId id, NetworkPolicy policy) {
+    public Pending prepare(SandboxId id, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets) {
         checkUpstream(policy);
-        int port = ready();
+        Ports port = ready(!secrets.isEmpty());
         int slot = slots.acquire(id);
         String ns = NETNS_PREFIX + id.value();
         String iface = NftPlan.IFACE_PREFIX + slot;
@@ -222,8 +252,9 @@ public final class SandboxNetworks implements AutoCloseable {
             }
             throw e;
         }
-        Attached a = new Attached(id, slot, policy);
-        NetworkNamespace namespace = new NetworkNamespace(NETNS_DIR.resolve(ns), resolvConf(slot));
+        Attached a = new Attached(id, slot, policy, secrets);
+        NetworkNamespace namespace = new NetworkNamespace(NETNS_DIR.resolve(ns), resolvConf(slot),
+                secrets.isEmpty() ? Optional.empty() : Optional.of(ca.certificatePem()));
         return new Pending() {
             @Override
             public NetworkNamespace namespace() {
@@ -261,7 +292,7 @@ public final class SandboxNetworks implements AutoCloseable {
         checkUpstream(policy);
         synchronized (a) {
             a.policy = policy;
-            host().nftApply(plan.update(a.rules(resolver.address().getPort())));
+            host().nftApply(plan.update(a.rules(ready(!a.secrets.isEmpty()))));
         }
     }
 
@@ -269,13 +300,13 @@ public final class SandboxNetworks implements AutoCloseable {
      * Takes over the network of a sandbox this engine adopted (after a restart): points its DNS at this
      * engine's resolver and applies {@code policy}. False when the sandbox has no network on this host.
      */
-    public boolean adopt(SandboxId id, NetworkPolicy policy) {
+    public boolean adopt(SandboxId id, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets) {
         Optional<Integer> slot = slots.of(id);
         if (slot.isEmpty() || !Files.exists(NETNS_DIR.resolve(NETNS_PREFIX + id.value()))) {
             return false;
         }
-        int port = ready();
-        Attached a = new Attached(id, slot.get(), policy);
+        Ports port = ready(!secrets.isEmpty());
+        Attached a = new Attached(id, slot.get(), policy, secrets);
         host.nftApply(plan.retarget(a.rules(port)));
         host.nftApply(plan.update(a.rules(port)));
         attached.put(id, a);
@@ -381,6 +412,10 @@ public final class SandboxNetworks implements AutoCloseable {
             resolver.close();
             resolver = null;
         }
+        if (egress != null) {
+            egress.close();
+            egress = null;
+        }
     }
 
     private void checkUpstream(NetworkPolicy policy) {
@@ -392,24 +427,63 @@ public final class SandboxNetworks implements AutoCloseable {
         }
     }
 
-    /** Sets the host up on first use (tools, forwarding, the table, the resolver); returns the resolver's port. */
-    private synchronized int ready() {
+    /**
+     * Sets the host up on first use (tools, forwarding, the table, the resolver) and the egress proxy on the first
+     * sandbox with egress secrets; returns their ports (the proxy's 0 until it runs).
+     */
+    private synchronized Ports ready(boolean egressNeeded) {
         if (closed) {
             throw new SandboxException(ErrorCode.UNAVAILABLE, "the engine is closing");
         }
-        if (resolver != null) {
-            return resolver.address().getPort();
+        if (resolver == null) {
+            NetHost h = host();
+            if (!"1".equals(h.readSysctl("ipv4/ip_forward"))) {
+                h.sysctl("ipv4/ip_forward", "1");
+                LOG.log(System.Logger.Level.INFO, "enabled IPv4 forwarding (net.ipv4.ip_forward=1) for sandbox networks");
+            }
+            h.nftApply(plan.base());
+            InetSocketAddress up = upstream.orElse(new InetSocketAddress(Cidr.address("127.0.0.1"), 53));
+            resolver = SandboxResolver.start(new InetSocketAddress(Cidr.address("127.0.0.1"), 0), up,
+                    source -> Optional.ofNullable(byAddress.get(source)), deny, SandboxResolver.Limits.defaults());
         }
-        NetHost h = host();
-        if (!"1".equals(h.readSysctl("ipv4/ip_forward"))) {
-            h.sysctl("ipv4/ip_forward", "1");
-            LOG.log(System.Logger.Level.INFO, "enabled IPv4 forwarding (net.ipv4.ip_forward=1) for sandbox networks");
+        if (egressNeeded && egress == null) {
+            ca = dataDir.map(d -> CertificateAuthority.loadOrCreate(d.resolve("egress")))
+                    .orElseGet(CertificateAuthority::ephemeral);
+            egress = EgressProxy.start(new InetSocketAddress(Cidr.address("127.0.0.1"), 0), ca,
+                    UpstreamTrust.context(egressTrust), this::resolveForEgress,
+                    source -> Optional.ofNullable(byAddress.get(source)));
         }
-        h.nftApply(plan.base());
-        InetSocketAddress up = upstream.orElse(new InetSocketAddress(Cidr.address("127.0.0.1"), 53));
-        resolver = SandboxResolver.start(new InetSocketAddress(Cidr.address("127.0.0.1"), 0), up,
-                source -> Optional.ofNullable(byAddress.get(source)), deny, SandboxResolver.Limits.defaults());
-        return resolver.address().getPort();
+        return new Ports(resolver.address().getPort(), egress == null ? 0 : egress.address().getPort());
+    }
+
+    /**
+     * Where the egress proxy connects for a secret's host: resolved through the resolver's upstream (never the
+     * host's own resolver), the first address not on the deny list; the proxy connects from the host, outside
+     * the sandbox's rules, so the deny list is applied here.
+     */
+    private InetSocketAddress resolveForEgress(String name, int port) throws IOException {
+        InetSocketAddress up = upstream.orElseThrow(() -> new IOException("no DNS upstream"));
+        org.xbill.DNS.SimpleResolver r = new org.xbill.DNS.SimpleResolver(up);
+        r.setTimeout(Duration.ofSeconds(3));
+        org.xbill.DNS.Lookup lookup;
+        try {
+            // Absolute: no search domain of the host's is ever appended.
+            lookup = new org.xbill.DNS.Lookup(org.xbill.DNS.Name.fromString(name, org.xbill.DNS.Name.root),
+                    org.xbill.DNS.Type.A);
+        } catch (org.xbill.DNS.TextParseException e) {
+            throw new IOException("not a host name: " + name, e);
+        }
+        lookup.setResolver(r);
+        lookup.setCache(null);
+        org.xbill.DNS.Record[] records = lookup.run();
+        if (records != null) {
+            for (org.xbill.DNS.Record rec : records) {
+                if (rec instanceof org.xbill.DNS.ARecord a && a.getAddress() instanceof Inet4Address v4 && !deny.denies(v4)) {
+                    return new InetSocketAddress(v4, port);
+                }
+            }
+        }
+        throw new IOException(name + " has no address a sandbox may reach");
     }
 
     private synchronized NetHost host() {

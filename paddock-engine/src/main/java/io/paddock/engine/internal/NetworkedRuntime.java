@@ -43,7 +43,7 @@ final class NetworkedRuntime implements SandboxRuntime {
         if (!spec.hasNetwork() || request.network().isPresent()) {
             return tier.start(request);
         }
-        SandboxNetworks.Pending pending = networks.prepare(request.id(), spec.network());
+        SandboxNetworks.Pending pending = networks.prepare(request.id(), spec.network(), spec.egressSecrets());
         CompletableFuture<Void> rest = CompletableFuture.runAsync(pending::finish, FINISHERS);
         RuntimeSandbox started = null;
         try {

@@ -87,7 +87,7 @@ final class SandboxManager implements AutoCloseable {
         this.options = options;
         Path initBinary = InitBinary.load().extractTo(options.stateDir().resolve("bin"));
         this.networks = io.paddock.network.SandboxNetworks.open(options.stateDir(), options.dnsUpstream(),
-                options.allowPrivate());
+                options.allowPrivate(), options.dataDir(), options.egressTrust());
         this.runtimes = Runtimes.detect(options, initBinary, networks);
         this.images = new ImageService(options.storageDir().resolve("images"));
         this.persistent = options.dataDir().isPresent();
@@ -403,8 +403,9 @@ final class SandboxManager implements AutoCloseable {
 
     void updateNetwork(ManagedSandbox sb, io.paddock.NetworkPolicy policy) {
         synchronized (sb) {
-            networks.update(sb.id(), policy);
+            // Built first: a policy that no longer allows an egress secret's host is refused before anything changes.
             SandboxSpec updated = sb.spec().toBuilder().network(policy).build();
+            networks.update(sb.id(), policy);
             sb.spec(updated);
             try {
                 store.updateSpec(sb.id(), updated);
@@ -647,7 +648,7 @@ final class SandboxManager implements AutoCloseable {
             Duration left = Deadlines.remaining(row.deadline(), Instant.now(), System.nanoTime(), Deadlines.BOOT);
             sb.setExpiresAt(Instant.now().plus(left));
             client.setDeadline(left.plus(INIT_DEADLINE_GRACE));
-            if (row.spec().hasNetwork() && !networks.adopt(row.id(), row.spec().network())) {
+            if (row.spec().hasNetwork() && !networks.adopt(row.id(), row.spec().network(), row.spec().egressSecrets())) {
                 LOG.log(System.Logger.Level.WARNING, "the network of " + row.id() + " is gone; it runs without one");
             }
             sb.running(rt, client);
