@@ -91,6 +91,11 @@ final class Fixture implements AutoCloseable {
                 .POST(HttpRequest.BodyPublishers.ofString(json)).build());
     }
 
+    HttpResponse<String> patch(String path, String json) {
+        return send(request(path).header("Content-Type", "application/json")
+                .method("PATCH", HttpRequest.BodyPublishers.ofString(json)).build());
+    }
+
     HttpResponse<String> put(String path, byte[] body) {
         return send(request(path).header("Content-Type", "application/octet-stream")
                 .PUT(HttpRequest.BodyPublishers.ofByteArray(body)).build());
