@@ -134,9 +134,14 @@ public final class LocalOptions {
         /** Opens a private range (see {@link LocalOptions#allowPrivate()}). */
         public Builder allowPrivate(String cidr) {
             java.util.Objects.requireNonNull(cidr, "allowPrivate");
-            String normal = NetworkPolicy.allow(cidr).cidrs().stream().findFirst().orElseThrow(
-                    () -> SandboxException.invalid("allowPrivate", "'" + cidr + "' is not a CIDR such as 192.168.5.0/24"));
-            this.allowPrivate.add(normal);
+            java.util.Optional<String> normal;
+            try {
+                normal = NetworkPolicy.allow(cidr).cidrs().stream().findFirst();
+            } catch (SandboxException e) {
+                normal = java.util.Optional.empty();
+            }
+            this.allowPrivate.add(normal.orElseThrow(() -> SandboxException.invalid("allowPrivate", "'" + cidr
+                    + "' is not a CIDR such as 192.168.5.0/24 (with its host bits zero)")));
             return this;
         }
 

@@ -82,6 +82,19 @@ class NetworkSandboxTest {
         }
     }
 
+    /** Only the operator opens a private range, and then only sandboxes whose policy allows it reach it. */
+    @Test
+    void anOperatorOpenedRangeIsReachableOnlyWhereThePolicyAllowsIt() {
+        try (Paddock operator = Paddock.local(LocalOptions.builder().allowPrivate(TestWorld.METADATA + "/32").build());
+             Sandbox allowed = operator.create(SandboxSpec.builder().network(NetworkPolicy.allow(TestWorld.METADATA)).build());
+             Sandbox other = operator.create(SandboxSpec.builder().network(NetworkPolicy.allow(world.a)).build())) {
+            assertThat(OnTier.run(allowed, FETCH, world.url(TestWorld.METADATA)).get(0)).isEqualTo("world " + TestWorld.METADATA);
+            assertThat(OnTier.run(other, FETCH, world.url(TestWorld.METADATA)).get(0)).startsWith("ERR");
+        }
+        assertThatThrownBy(() -> LocalOptions.builder().allowPrivate("not-a-cidr")).isInstanceOf(SandboxException.class)
+                .hasMessageContaining("allowPrivate");
+    }
+
     @TestInstance(TestInstance.Lifecycle.PER_CLASS)
     abstract static class OnTier {
         Paddock paddock;
