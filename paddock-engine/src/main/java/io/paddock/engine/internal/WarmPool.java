@@ -32,7 +32,7 @@ import java.util.function.LongSupplier;
  * <p>Rules (PERFORMANCE.md P1, ARCHITECTURE.md "Warm pools"):
  * <ul>
  *   <li>The shape key ({@link Shape}) is everything in a spec that the container is made of; a spec with
- *       an entrypoint never comes from a pool.</li>
+ *       an entrypoint or egress secrets never comes from a pool.</li>
  *   <li>A pooled sandbox is taken exactly once ({@link #claim} removes it from the idle queue atomically);
  *       the engine applies the tenant's name, labels, timeout (and the init's deadline) on claim; env and
  *       secrets travel per exec, from the tenant's spec.</li>
@@ -202,7 +202,8 @@ final class WarmPool implements AutoCloseable {
         if (pools.isEmpty() || closed) {
             return null;
         }
-        Pool p = spec.entrypoint().isEmpty() ? pools.get(Shape.of(spec)) : null;
+        // Egress secrets are the tenant's, wired into the network when it is made: such a spec is never pooled.
+        Pool p = spec.entrypoint().isEmpty() && spec.egressSecrets().isEmpty() ? pools.get(Shape.of(spec)) : null;
         if (p == null) {
             unpooled.incrementAndGet();
             return null;
