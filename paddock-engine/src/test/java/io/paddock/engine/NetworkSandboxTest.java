@@ -95,6 +95,36 @@ class NetworkSandboxTest {
                 .hasMessageContaining("allowPrivate");
     }
 
+    /** A warm pool of a networked shape: the claimed sandbox has its network ready; egress secrets are never pooled. */
+    @Test
+    void aWarmPoolServesANetworkedShape() throws Exception {
+        SandboxSpec shape = SandboxSpec.builder().network(NetworkPolicy.allow(world.a + "/32", "allowed.paddock.test")).build();
+        try (io.paddock.engine.internal.LocalPaddock p = (io.paddock.engine.internal.LocalPaddock) Paddock.local(
+                LocalOptions.builder().dnsUpstream(world.a).egressTrust(world.testCa())
+                        .warmPool(io.paddock.PoolConfig.builder().size(1).shape(shape).build()).build())) {
+            long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (p.poolStats().get(0).idle() < 1 && System.nanoTime() < until) {
+                Thread.sleep(20);
+            }
+            try (Sandbox sb = p.create(shape)) {
+                assertThat(p.poolStats().get(0).hits()).isEqualTo(1);
+                assertThat(OnTier.run(sb, FETCH, "http://allowed.paddock.test:8080/", world.url(world.b)))
+                        .satisfies(l -> {
+                            assertThat(l.get(0)).isEqualTo("world " + world.a);
+                            assertThat(l.get(1)).startsWith("ERR");
+                        });
+            }
+            while (p.poolStats().get(0).idle() < 1 && System.nanoTime() < until + Duration.ofSeconds(30).toNanos()) {
+                Thread.sleep(20);
+            }
+            SandboxSpec secretShape = SandboxSpec.builder().network(shape.network())
+                    .egressSecret("K", "allowed.paddock.test", "v").build();
+            try (Sandbox sb = p.create(secretShape)) {
+                assertThat(p.poolStats().get(0).hits()).as("egress secrets are never served from a pool").isEqualTo(1);
+            }
+        }
+    }
+
     @TestInstance(TestInstance.Lifecycle.PER_CLASS)
     abstract static class OnTier {
         Paddock paddock;
