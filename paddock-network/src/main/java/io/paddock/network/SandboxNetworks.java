@@ -371,8 +371,10 @@ public final class SandboxNetworks implements AutoCloseable {
      */
     public List<SandboxId> sweep(Predicate<SandboxId> alive) {
         Set<SandboxId> gone = new HashSet<>();
+        // A network is made before its sandbox's bundle: one younger than SWEEP_GRACE may be another engine's
+        // create in progress, not an orphan.
         slots.all().forEach((slot, holder) -> {
-            if (SandboxId.isValid(holder) && !alive.test(new SandboxId(holder))) {
+            if (SandboxId.isValid(holder) && !alive.test(new SandboxId(holder)) && olderThanGrace(slots.file(slot))) {
                 gone.add(new SandboxId(holder));
             }
         });
@@ -381,7 +383,7 @@ public final class SandboxNetworks implements AutoCloseable {
                 String name = f.getFileName().toString();
                 if (name.startsWith(NETNS_PREFIX) && SandboxId.isValid(name.substring(NETNS_PREFIX.length()))) {
                     SandboxId id = new SandboxId(name.substring(NETNS_PREFIX.length()));
-                    if (!alive.test(id)) {
+                    if (!alive.test(id) && olderThanGrace(f)) {
                         gone.add(id);
                     }
                 }
@@ -397,6 +399,18 @@ public final class SandboxNetworks implements AutoCloseable {
             }
         }
         return List.copyOf(gone);
+    }
+
+    /** How old a network without a sandbox must be before a sweep takes it for an orphan. */
+    static final Duration SWEEP_GRACE = Duration.ofMinutes(2);
+
+    private static boolean olderThanGrace(Path file) {
+        try {
+            return Files.getLastModifiedTime(file, java.nio.file.LinkOption.NOFOLLOW_LINKS).toInstant()
+                    .isBefore(java.time.Instant.now().minus(SWEEP_GRACE));
+        } catch (IOException e) {
+            return false; // gone meanwhile
+        }
     }
 
     /** The resolver's address (for tests and diagnostics); empty until the first networked sandbox. */

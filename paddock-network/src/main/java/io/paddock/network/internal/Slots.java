@@ -99,6 +99,11 @@ public final class Slots {
         return out;
     }
 
+    /** The lease file of {@code slot}. */
+    public Path file(int slot) {
+        return dir.resolve(Integer.toString(slot));
+    }
+
     public java.net.Inet4Address gateway(int slot) {
         return range.address(4 * slot + 1);
     }
