@@ -62,9 +62,9 @@ public final class SandboxNetworks implements AutoCloseable {
     private final String upstreamSource;
     private final Map<SandboxId, Attached> attached = new ConcurrentHashMap<>();
     private final Map<Inet4Address, Attached> byAddress = new ConcurrentHashMap<>();
-    private NetHost host;
     private final Optional<Path> dataDir;
     private final Optional<Path> egressTrust;
+    private NetHost host;
     private SandboxResolver resolver;
     private EgressProxy egress;
     private CertificateAuthority ca;
@@ -106,10 +106,8 @@ public final class SandboxNetworks implements AutoCloseable {
             if (addresses.isEmpty()) {
                 return;
             }
-            host().nftApply(plan.grant(slot, addresses, ttl));
-            if (secrets.stream().anyMatch(e -> e.host().equals(name))) {
-                host().nftApply(plan.grantSecretHost(slot, addresses, ttl));
-            }
+            boolean secretHost = secrets.stream().anyMatch(e -> e.host().equals(name));
+            host().nftApply(secretHost ? plan.grantSecretHost(slot, addresses, ttl) : plan.grant(slot, addresses, ttl));
         }
 
         NftPlan.Sandbox rules(Ports ports) {

@@ -136,24 +136,26 @@ public final class NftPlan {
 
     /** Lets the sandbox of {@code slot} reach {@code addresses} (returned by the resolver) for {@code ttl}. */
     public String grant(int slot, List<Inet4Address> addresses, Duration ttl) {
-        return grant(dnsSet(slot), addresses, ttl);
+        return grant(List.of(dnsSet(slot)), addresses, ttl);
     }
 
     /**
-     * As {@link #grant}, for a host with egress secrets: the sandbox's HTTP and HTTPS to these addresses go
-     * through the egress proxy.
+     * As {@link #grant}, for a host with egress secrets, in the same transaction: the sandbox's HTTP and HTTPS
+     * to these addresses also go through the egress proxy.
      */
     public String grantSecretHost(int slot, List<Inet4Address> addresses, Duration ttl) {
-        return grant(secretSet(slot), addresses, ttl);
+        return grant(List.of(dnsSet(slot), secretSet(slot)), addresses, ttl);
     }
 
-    private String grant(String set, List<Inet4Address> addresses, Duration ttl) {
+    private String grant(List<String> sets, List<Inet4Address> addresses, Duration ttl) {
         Doc d = new Doc();
-        ArrayNode elems = NODES.arrayNode();
-        for (Inet4Address a : addresses) {
-            elems.add(obj1("elem", obj().put("val", a.getHostAddress()).put("timeout", Math.max(1, ttl.toSeconds()))));
+        for (String set : sets) {
+            ArrayNode elems = NODES.arrayNode();
+            for (Inet4Address a : addresses) {
+                elems.add(obj1("elem", obj().put("val", a.getHostAddress()).put("timeout", Math.max(1, ttl.toSeconds()))));
+            }
+            d.add("element", obj().put("name", set).set("elem", elems));
         }
-        d.add("element", obj().put("name", set).set("elem", elems));
         return d.toString();
     }
 
