@@ -165,7 +165,10 @@ public final class SandboxNetworks implements AutoCloseable {
         return new SandboxNetworks(new Slots(stateDir.resolve("net"), range), deny, upstream, source, dataDir, egressTrust);
     }
 
-    /** {@code IP} or {@code IP:PORT} (an IPv4 literal; names are not resolved: the resolver must not depend on DNS). */
+    /**
+     * {@code IP} or {@code IP:PORT}: an address literal (IPv6 without a port); names are not resolved, so the
+     * resolver never depends on DNS itself.
+     */
     static InetSocketAddress parseUpstream(String text, String source) {
         String t = text.strip();
         int colon = t.lastIndexOf(':');
@@ -201,25 +204,6 @@ public final class SandboxNetworks implements AutoCloseable {
     }
 
     /**
-     * Makes the network of a new sandbox: its namespace, veth, addresses, rules, and its place in the resolver.
-     * On failure nothing it made is left. The same as {@link #prepare} then {@link Pending#finish()}.
-     */
-    public NetworkNamespace attach(SandboxId id, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets) {
-        Pending p = prepare(id, policy, secrets);
-        try {
-            p.finish();
-        } catch (RuntimeException e) {
-            try {
-                detach(id);
-            } catch (RuntimeException ce) {
-                e.addSuppressed(ce);
-            }
-            throw e;
-        }
-        return p.namespace();
-    }
-
-    /**
      * A network made as far as a runtime needs to start the sandbox in it: the namespace, and the veth with
      * one end in it. {@link #finish()} does the rest (addresses, routes, rules, the resolver), meant to run
      * while the runtime starts the sandbox, so that a networked create costs little more than one process;
@@ -232,7 +216,10 @@ public final class SandboxNetworks implements AutoCloseable {
         void finish();
     }
 
-    /** The first part of {@link #attach}; on failure nothing it made is left. */
+    /**
+     * Makes the network of a new sandbox as far as {@link Pending}: the namespace and the veth. On failure
+     * nothing it made is left.
+     */
     public Pending prepare(SandboxId id, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets) {
         checkUpstream(policy);
         Ports port = ready(!secrets.isEmpty());
