@@ -10,9 +10,13 @@ import io.paddock.runtime.SandboxRuntime;
 import io.paddock.runtime.StartRequest;
 
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A tier whose sandboxes get their network from {@link SandboxNetworks}: a spec with a network is started in
@@ -20,6 +24,14 @@ import java.util.Optional;
  * cleanup of an orphan) removes the network after the sandbox. The tier itself only sees a namespace.
  */
 final class NetworkedRuntime implements SandboxRuntime {
+    /** Threads that finish networks while their sandboxes start (beyond 64 at once, the caller does); idle ones go. */
+    private static final ExecutorService FINISHERS = new ThreadPoolExecutor(0, 64, 60, TimeUnit.SECONDS,
+            new SynchronousQueue<>(), r -> {
+                Thread t = new Thread(r, "paddock-network-finish");
+                t.setDaemon(true);
+                return t;
+            }, new ThreadPoolExecutor.CallerRunsPolicy());
+
     private final SandboxRuntime tier;
     private final SandboxNetworks networks;
 
@@ -66,14 +78,6 @@ final class NetworkedRuntime implements SandboxRuntime {
             throw cause;
         }
     }
-
-    /** Threads that finish networks while their sandboxes start; idle ones go after a minute. */
-    private static final java.util.concurrent.ExecutorService FINISHERS = new java.util.concurrent.ThreadPoolExecutor(
-            0, 64, 60, java.util.concurrent.TimeUnit.SECONDS, new java.util.concurrent.SynchronousQueue<>(), r -> {
-                Thread t = new Thread(r, "paddock-network-finish");
-                t.setDaemon(true);
-                return t;
-            }, new java.util.concurrent.ThreadPoolExecutor.CallerRunsPolicy());
 
     @Override
     public RuntimeSandbox reattach(SandboxId id, byte[] preamble) {
