@@ -303,15 +303,7 @@ public final class SandboxResolver implements AutoCloseable {
         workers.shutdownNow();
         connections.shutdownNow();
         timer.shutdownNow();
-        long deadline = System.nanoTime() + CLOSE_WAIT.toNanos();
-        try {
-            for (Thread thread : threads) {
-                TimeUnit.NANOSECONDS.timedJoin(thread, deadline - System.nanoTime());
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        List<String> busy = threads.stream().filter(Thread::isAlive).map(Thread::getName).toList();
+        List<String> busy = io.paddock.network.internal.Threads.joinWithin(threads, CLOSE_WAIT);
         if (!busy.isEmpty()) {
             LOG.log(WARNING, "DNS resolver on {0}: threads {1} still busy {2} after close (a grant that does not"
                     + " return?); they end when it does", address, busy, CLOSE_WAIT);

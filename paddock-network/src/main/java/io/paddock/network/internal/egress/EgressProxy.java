@@ -323,15 +323,7 @@ public final class EgressProxy implements AutoCloseable {
         connections.shutdownNow();
         pumps.shutdownNow();
         sweeper.shutdownNow();
-        long deadline = System.nanoTime() + CLOSE_WAIT.toNanos();
-        try {
-            for (Thread thread : threads) {
-                TimeUnit.NANOSECONDS.timedJoin(thread, deadline - System.nanoTime());
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        List<String> busy = threads.stream().filter(Thread::isAlive).map(Thread::getName).toList();
+        List<String> busy = io.paddock.network.internal.Threads.joinWithin(threads, CLOSE_WAIT);
         if (!busy.isEmpty()) {
             LOG.log(WARNING, "egress proxy on {0}: threads {1} still busy {2} after close (an Upstreams.resolve that"
                     + " does not return?); they end when it does", address, busy, CLOSE_WAIT);

@@ -55,28 +55,12 @@ public final class HostProcess {
     /** Runs argv to completion with stdin closed, capturing stdout and stderr together. */
     public static Result run(List<String> argv, Duration timeout) {
         ProcessBuilder pb = builder(argv).redirectErrorStream(true).redirectInput(ProcessBuilder.Redirect.from(devNull()));
-        Process p = start(pb, argv);
-        try (InputStream in = p.getInputStream()) {
-            String out = readBounded(in);
-            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                p.destroyForcibly();
-                throw new SandboxException(ErrorCode.UNAVAILABLE, argv.get(0) + " did not finish within " + timeout);
-            }
-            return new Result(p.exitValue(), out);
-        } catch (IOException e) {
-            p.destroyForcibly();
-            throw new SandboxException(ErrorCode.INTERNAL, "reading the output of " + argv.get(0) + " failed: " + e, e);
-        } catch (InterruptedException e) {
-            p.destroyForcibly();
-            Thread.currentThread().interrupt();
-            throw new SandboxException(ErrorCode.UNAVAILABLE, "interrupted while running " + argv.get(0));
-        }
+        return collect(start(pb, argv), argv, timeout, java.util.concurrent.CompletableFuture.completedFuture(null));
     }
 
     /** Runs argv to completion with {@code input} as its stdin, capturing stdout and stderr together. */
     public static Result run(List<String> argv, byte[] input, Duration timeout) {
-        ProcessBuilder pb = builder(argv).redirectErrorStream(true);
-        Process p = start(pb, argv);
+        Process p = start(builder(argv).redirectErrorStream(true), argv);
         // Written by another thread, so that a command which answers before reading all of it cannot block us.
         java.util.concurrent.CompletableFuture<Void> writer = java.util.concurrent.CompletableFuture.runAsync(() -> {
             try (java.io.OutputStream out = p.getOutputStream()) {
@@ -85,6 +69,12 @@ public final class HostProcess {
                 // it exited early; its output says why
             }
         });
+        return collect(p, argv, timeout, writer);
+    }
+
+    /** Reads a started process's output to its end, waits for its exit (and for {@code writer}), kills it on failure. */
+    private static Result collect(Process p, List<String> argv, Duration timeout,
+                                  java.util.concurrent.CompletableFuture<Void> writer) {
         try (InputStream in = p.getInputStream()) {
             String out = readBounded(in);
             if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
