@@ -43,8 +43,10 @@ if [[ $mode == test ]]; then
   need skopeo skopeo
   need umoci umoci
   need htpasswd apache2-utils
-  # Network tests: their own DNS server, logging every query, in a namespace they make.
+  # Network tests: their own DNS server, logging every query, in a namespace they make; a test CA for the
+  # HTTPS host behind an egress secret.
   need dnsmasq dnsmasq-base
+  need openssl openssl
   [[ -x /bin/busybox ]] && /bin/busybox --list 2>/dev/null | grep -qx sh && ldd /bin/busybox 2>&1 | grep -q 'not a dynamic' \
     || missing_pkgs+=(busybox-static)
   [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 || missing_pkgs+=(python3-matplotlib)
