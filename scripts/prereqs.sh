@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Checks (and, as root on Debian/Ubuntu, installs) what Paddock needs on this host.
+#   scripts/prereqs.sh help    - for --help and --version: checks what building needs (JDK 17+, Maven, make, gcc;
+#                                musl-gcc is optional) and installs nothing, even as root
 #   scripts/prereqs.sh build   - to build: JDK 17+, Maven, make, a C compiler (musl-gcc preferred)
 #   scripts/prereqs.sh run     - to run sandboxes: the above plus root and runc
 #   scripts/prereqs.sh test    - to run the test suite: the above plus the tools the tests use (runsc included)
@@ -17,7 +19,8 @@ need javac openjdk-17-jdk-headless
 need mvn maven
 need make make
 need gcc gcc
-need musl-gcc musl-tools
+# The Makefiles fall back to gcc -static without musl-gcc, so only the modes that install anything ask for it.
+[[ $mode == help ]] || need musl-gcc musl-tools
 if [[ $mode == run || $mode == test ]]; then
   need runc runc
   need mkfifo coreutils
@@ -56,7 +59,7 @@ fi
 if ((${#missing_pkgs[@]})); then
   # shellcheck disable=SC2207
   pkgs=($(printf '%s\n' "${missing_pkgs[@]}" | sort -u))
-  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+  if [[ $mode != help ]] && [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
     echo "paddock: installing ${pkgs[*]} (apt-get)…" >&2
     export DEBIAN_FRONTEND=noninteractive
     if ! apt-get install -y -qq "${pkgs[@]}" >/dev/null 2>&1; then
