@@ -145,8 +145,19 @@ static int read_stat(const char *name, struct procent *pe)
     return 0;
 }
 
-/* One pass: SIGKILLs every live descendant of root; returns how many were alive. */
-static int kill_pass(pid_t root)
+static int have_subreaper(void)
+{
+    static int subreaper = -1;
+    if (subreaper < 0) {
+        int v = 0;
+        subreaper = prctl(PR_GET_CHILD_SUBREAPER, &v, 0, 0, 0) == 0;
+    }
+    return subreaper;
+}
+
+/* One pass: SIGKILLs every live descendant of root (-1: none) and, without subreapers, every process of
+ * session sid (0: none) and of the sessions they reach; returns how many were alive. */
+static int kill_pass(pid_t root, pid_t sid)
 {
     DIR *d = opendir("/proc");
     if (!d)
@@ -173,14 +184,11 @@ static int kill_pass(pid_t root)
     if (!ps)
         return 0;
     /* Without child subreapers (gVisor answers EINVAL) an orphan of the exec is reparented to the init,
-     * out of the shim's tree: it is still the exec's while it stays in one of the exec's sessions. An
-     * orphan that also left the session (setsid, then its parent exited) cannot be told apart from other
-     * execs' and dies with the sandbox. */
-    static int subreaper = -1;
-    if (subreaper < 0) {
-        int v = 0;
-        subreaper = prctl(PR_GET_CHILD_SUBREAPER, &v, 0, 0, 0) == 0;
-    }
+     * out of the shim's tree: it is still the exec's while it stays in one of the exec's sessions (the
+     * command's own, sid, first: it holds orphans whose shim is already gone). An orphan that also left
+     * the session (setsid, then its parent exited) cannot be told apart from other execs' and dies with
+     * the sandbox. */
+    int subreaper = have_subreaper();
     pid_t own_sid = getsid(0);
     /* Mark descendants until a fixed point: parents may have higher pids than children after pid
      * wrap-around, so a single ordered pass is not enough. */
@@ -190,7 +198,7 @@ static int kill_pass(pid_t root)
         for (size_t i = 0; i < n; i++) {
             if (ps[i].mark || ps[i].pid == root)
                 continue;
-            if (ps[i].ppid == root) {
+            if (ps[i].ppid == root || (!subreaper && sid > 1 && ps[i].sid == sid)) {
                 ps[i].mark = 1;
                 changed = 1;
                 continue;
@@ -216,12 +224,12 @@ static int kill_pass(pid_t root)
     return alive;
 }
 
-void kill_tree(pid_t root)
+void kill_tree(pid_t root, pid_t sid)
 {
     /* Killed processes take a moment to turn into zombies and a process in the middle of fork() may
      * produce a child after our scan: repeat until a pass finds nothing alive, at most ~0.5 s. */
     for (int i = 0; i < 250; i++) {
-        if (kill_pass(root) == 0)
+        if (kill_pass(root, sid) == 0)
             return;
         struct timespec ts = {0, 2 * 1000 * 1000};
         nanosleep(&ts, NULL);
@@ -229,13 +237,22 @@ void kill_tree(pid_t root)
     logmsg("kill_tree(%d): processes still alive after 250 passes", (int)root);
 }
 
+/* Kills the exec's processes: the shim's tree and, without subreapers, the command's session, whose
+ * orphans outlive the shim (it exits once it has no children left). e->pid is still a session id while
+ * any of them lives: the kernel does not reuse it until then. */
+static void exec_kill(struct exec *e)
+{
+    pid_t sid = have_subreaper() ? 0 : e->pid;
+    if (e->shim_alive || sid > 0)
+        kill_tree(e->shim_alive ? e->shim_pid : -1, sid);
+}
+
 void exec_kill_all(void)
 {
     for (struct exec *e = execs; e; e = e->next) {
-        if (e->shim_alive) {
-            kill_tree(e->shim_pid);
+        exec_kill(e);
+        if (e->shim_alive)
             kill(e->shim_pid, SIGKILL);
-        }
     }
 }
 
@@ -625,7 +642,7 @@ static void on_record(struct exec *e, const struct shim_rec *r)
         msg_u32(&m, e->stdin_fd >= 0 ? STDIN_WINDOW : 0);
         msg_end(&m);
         if (e->killed)
-            kill_tree(e->shim_pid);
+            exec_kill(e);
         else if (e->pending_signal)
             kill(-e->pid, e->pending_signal);
         break;
@@ -809,8 +826,7 @@ void exec_signal(uint32_t id, uint32_t sig, uint8_t scope)
         return;
     if (scope == 1) {
         e->killed = 1;
-        if (e->shim_alive)
-            kill_tree(e->shim_pid);
+        exec_kill(e);
         return;
     }
     if (sig == 0 || sig > 64)
@@ -847,8 +863,7 @@ void exec_release(uint32_t id)
     /* Released while running: the engine is no longer interested. Kill it; free it once it ends. */
     e->released = 1;
     e->killed = 1;
-    if (e->shim_alive)
-        kill_tree(e->shim_pid);
+    exec_kill(e);
     /* Nobody reads its output any more: open the windows so the pipes drain to EOF. */
     e->out_cap[0] = e->out_cap[1] = 0;
 }
@@ -885,8 +900,7 @@ void exec_timers(uint64_t now)
         if (e->ended || !e->timeout_at || e->timed_out || now < e->timeout_at)
             continue;
         e->timed_out = 1;
-        if (e->shim_alive)
-            kill_tree(e->shim_pid);
+        exec_kill(e);
     }
 }
 

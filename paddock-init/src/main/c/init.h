@@ -78,7 +78,7 @@ void exec_poll_done(void *tag, int kind, short revents);
 int exec_poll_count(void);
 void exec_kill_all(void);
 /* SIGKILLs every descendant of root (not root itself) until none is alive; bounded. */
-void kill_tree(pid_t root);
+void kill_tree(pid_t root, pid_t sid);
 
 /* files.c */
 void files_init(void);

@@ -660,6 +660,27 @@ public abstract class SandboxAttackTest {
         }
     }
 
+    /**
+     * The command exits at once, leaving an orphan that keeps its stdout open: the exec cannot end until
+     * the orphan dies, and its timeout must kill it. runc: the orphan is the shim's (a subreaper). runsc:
+     * it is reparented to the init and the shim is gone; the init finds it by the exec's session.
+     */
+    @Test
+    void a08_anOrphanHoldingTheOutputOpenIsKilledAtTheTimeout() throws Exception {
+        try (Sandbox sb = create()) {
+            Duration timeout = Duration.ofSeconds(2);
+            long t0 = System.nanoTime();
+            ExecResult r = sb.exec(ExecRequest.builder()
+                    .argv("sh", "-c", "sh -c 'trap \"\" TERM INT HUP; sleep 1000' & echo started; exit 0")
+                    .timeout(timeout).build());
+            long wallMs = (System.nanoTime() - t0) / 1_000_000;
+            assertThat(r.stdoutText()).isEqualTo("started\n");
+            assertThat(r.status().outcome()).as(r.toString()).isEqualTo(ExitStatus.Outcome.TIMED_OUT);
+            assertThat(wallMs).as("wall time of a 2 s exec (ms)").isLessThanOrEqualTo(timeout.toMillis() + 3000);
+            assertOnlyInitRemains(sb);
+        }
+    }
+
     /** Inside: ps shows nothing but the init (and the ps exec itself); outside: the cgroup holds the init alone. */
     private void assertOnlyInitRemains(Sandbox sb) throws InterruptedException {
         if (tier().hostSeesTenantProcesses()) {
