@@ -458,6 +458,18 @@ static void make_workdir(void)
     fs_leave();
 }
 
+/* The environment the runtime started the init with (PATH, HOME) is nobody's business inside, yet
+ * /proc/1/environ shows its bytes wherever /proc/1 is readable (gVisor): they are overwritten where the
+ * kernel reads them from, and the environment emptied. Nothing in the init reads it; every command gets
+ * the environment of its exec request. */
+static void wipe_environment(void)
+{
+    extern char **environ;
+    for (char **e = environ; e && *e; e++)
+        memset(*e, 0, strlen(*e));
+    clearenv();
+}
+
 int main(int argc, char **argv)
 {
     uint32_t uid = UINT32_MAX, gid = UINT32_MAX;
@@ -485,6 +497,7 @@ int main(int argc, char **argv)
     g.uid = uid;
     g.gid = gid;
     g.is_pid1 = getpid() == 1;
+    wipe_environment();
     buf_init(&g.out, OUT_MAX);
     asm_init(&asmb);
 
