@@ -255,6 +255,49 @@ class NetworkSandboxTest {
             }
         }
 
+        /**
+         * A connection flood (conntrack exhaustion, ATTACKS.md "exhausting conntrack"): new connections beyond
+         * 200/s (burst 400) are dropped, so however fast the sandbox tries, what gets through is bounded by the
+         * time it took. The world's listener on 9000 would complete every one of them.
+         */
+        @Test
+        void aConnectionFloodIsHeldToTheNewConnectionRate() {
+            try (Sandbox sb = paddock.create(spec(NetworkPolicy.allow(world.a + "/32")).pids(64).openFiles(8192).build())) {
+                List<String> out = run(sb, """
+                        import socket, sys, time
+                        host, n = sys.argv[1], int(sys.argv[2])
+                        socks = []
+                        t0 = time.monotonic()
+                        for i in range(n):
+                            s = socket.socket()
+                            s.setblocking(False)
+                            try:
+                                s.connect((host, 9000))
+                            except BlockingIOError:
+                                pass
+                            socks.append(s)
+                        time.sleep(0.3)
+                        elapsed = time.monotonic() - t0
+                        ok = 0
+                        for s in socks:
+                            try:
+                                s.getpeername()  # ENOTCONN while the handshake has not completed
+                                ok += 1
+                            except OSError:
+                                pass
+                        print(ok, round(elapsed, 3))
+                        """, world.a, "3000");
+                String[] r = out.get(0).split(" ");
+                int established = Integer.parseInt(r[0]);
+                double seconds = Double.parseDouble(r[1]);
+                assertThat(established).as("some connect at all").isGreaterThan(50);
+                assertThat(established).as("established in %.2f s of 3000 tried", seconds)
+                        .isLessThanOrEqualTo((int) (400 + 200 * seconds + 100)).isLessThan(3000);
+                assertThat(run(sb, FETCH, world.url(world.a)).get(0)).as("after the flood, within the rate again")
+                        .isEqualTo("world " + world.a);
+            }
+        }
+
         @Test
         void nothingInsideCanReconfigureTheNetwork() {
             try (Sandbox sb = paddock.create(spec(NetworkPolicy.allow(world.a + "/32")).build())) {

@@ -46,6 +46,12 @@ final class TestWorld implements AutoCloseable {
             servers.add(new ProcessBuilder("ip", "netns", "exec", ns, "busybox", "httpd", "-f", "-p", host + ":8080",
                     "-h", www.toString()).inheritIO().start());
         }
+        // A listener on a:9000 with a deep accept queue that never accepts: every SYN that reaches it completes
+        // a connection in the kernel, so only the sandbox's rules can hold a connection flood back.
+        servers.add(new ProcessBuilder("ip", "netns", "exec", ns, "python3", "-c", "import socket, time\n"
+                + "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+                + "s.bind(('" + a + "', 9000)); s.listen(65535)\n"
+                + "time.sleep(86400)\n").inheritIO().start());
         servers.add(new ProcessBuilder("ip", "netns", "exec", ns, "dnsmasq", "--no-daemon", "--no-resolv", "--no-hosts",
                 "--user=root", "--listen-address=" + a, "--bind-interfaces", "--log-queries=extra",
                 "--log-facility=" + dnsLog,
