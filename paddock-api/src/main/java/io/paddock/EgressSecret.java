@@ -29,7 +29,13 @@ public record EgressSecret(String key, String host, String value, String placeho
             throw SandboxException.invalid("egressSecrets", key + ": the value must be 1 to 8192 characters of"
                     + " printable ASCII (it goes into an HTTP header)");
         }
-        NetworkPolicy named = NetworkPolicy.allow(Objects.requireNonNull(host, "host"));
+        NetworkPolicy named;
+        try {
+            named = NetworkPolicy.allow(Objects.requireNonNull(host, "host"));
+        } catch (SandboxException e) {
+            throw SandboxException.invalid("egressSecrets", key + "@" + host + ": the host must be a domain name,"
+                    + " such as api.example.com");
+        }
         if (named.domains().size() != 1 || named.domains().get(0).startsWith("*.")) {
             throw SandboxException.invalid("egressSecrets", key + "@" + host + ": the host must be one domain name,"
                     + " such as api.example.com (not an address or a wildcard)");

@@ -74,4 +74,24 @@ class NetworkPolicyTest {
         assertThatThrownBy(() -> SandboxSpec.builder().port(0)).hasMessageContaining("ports:");
         assertThatThrownBy(() -> SandboxSpec.builder().port(70000)).hasMessageContaining("ports:");
     }
+
+    @Test
+    void egressSecretsAreCheckedAndNeverPrinted() {
+        EgressSecret e = EgressSecret.of("API_KEY", "API.Example.com.", "s3cr3t-value");
+        assertThat(e.host()).isEqualTo("api.example.com");
+        assertThat(e.placeholder()).startsWith(EgressSecret.PLACEHOLDER_PREFIX).hasSizeGreaterThan(40)
+                .isNotEqualTo(EgressSecret.of("API_KEY", "api.example.com", "s3cr3t-value").placeholder());
+        assertThat(e.toString()).doesNotContain("s3cr3t");
+        SandboxSpec spec = SandboxSpec.builder().network(NetworkPolicy.allow("api.example.com")).egressSecret(e).build();
+        assertThat(spec.toString()).doesNotContain("s3cr3t").doesNotContain(e.placeholder());
+        for (String[] bad : new String[][]{{"K", "10.0.0.1", "not an address"}, {"K", "*.example.com", "wildcard"},
+                {"K", "bad host", "domain name"}, {"1K", "api.example.com", "egressSecrets"}}) {
+            assertThatThrownBy(() -> EgressSecret.of(bad[0], bad[1], "v")).as(bad[1])
+                    .isInstanceOfSatisfying(SandboxException.class, x -> assertThat(x.getMessage())
+                            .startsWith("egressSecrets").contains(bad[2]));
+        }
+        assertThatThrownBy(() -> EgressSecret.of("K", "api.example.com", "line\nbreak")).hasMessageContaining("printable");
+        assertThatThrownBy(() -> SandboxSpec.builder().network(NetworkPolicy.allow("other.example.com"))
+                .egressSecret("K", "api.example.com", "v").build()).hasMessageContaining("--allow-net api.example.com");
+    }
 }
