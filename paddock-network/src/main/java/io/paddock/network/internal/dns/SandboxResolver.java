@@ -3,6 +3,7 @@ package io.paddock.network.internal.dns;
 import io.paddock.NetworkMode;
 import io.paddock.NetworkPolicy;
 import io.paddock.network.internal.DenyList;
+import io.paddock.network.internal.Threads;
 import org.xbill.DNS.ARecord;
 import org.xbill.DNS.CNAMERecord;
 import org.xbill.DNS.DClass;
@@ -56,7 +57,6 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 import static java.lang.System.Logger.Level.DEBUG;
@@ -303,7 +303,7 @@ public final class SandboxResolver implements AutoCloseable {
         workers.shutdownNow();
         connections.shutdownNow();
         timer.shutdownNow();
-        List<String> busy = io.paddock.network.internal.Threads.joinWithin(threads, CLOSE_WAIT);
+        List<String> busy = Threads.joinWithin(threads, CLOSE_WAIT);
         if (!busy.isEmpty()) {
             LOG.log(WARNING, "DNS resolver on {0}: threads {1} still busy {2} after close (a grant that does not"
                     + " return?); they end when it does", address, busy, CLOSE_WAIT);
@@ -720,21 +720,10 @@ public final class SandboxResolver implements AutoCloseable {
     }
 
     private ThreadFactory daemons(String role) {
-        AtomicInteger count = new AtomicInteger();
-        return task -> {
-            threads.removeIf(t -> t.getState() == Thread.State.TERMINATED);
-            Thread thread = new Thread(task, THREAD_PREFIX + role + "-" + count.incrementAndGet());
-            thread.setDaemon(true);
-            threads.add(thread);
-            return thread;
-        };
+        return Threads.tracked(threads, THREAD_PREFIX, role);
     }
 
     private static void closeQuietly(AutoCloseable closeable) {
-        try {
-            closeable.close();
-        } catch (Exception e) {
-            LOG.log(DEBUG, "closing " + closeable + " failed", e);
-        }
+        Threads.closeQuietly(closeable, LOG);
     }
 }

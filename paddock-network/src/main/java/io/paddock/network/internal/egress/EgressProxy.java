@@ -1,5 +1,7 @@
 package io.paddock.network.internal.egress;
 
+import io.paddock.network.internal.Threads;
+
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -36,7 +38,6 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.regex.Pattern;
 import javax.net.ssl.KeyManager;
@@ -323,7 +324,7 @@ public final class EgressProxy implements AutoCloseable {
         connections.shutdownNow();
         pumps.shutdownNow();
         sweeper.shutdownNow();
-        List<String> busy = io.paddock.network.internal.Threads.joinWithin(threads, CLOSE_WAIT);
+        List<String> busy = Threads.joinWithin(threads, CLOSE_WAIT);
         if (!busy.isEmpty()) {
             LOG.log(WARNING, "egress proxy on {0}: threads {1} still busy {2} after close (an Upstreams.resolve that"
                     + " does not return?); they end when it does", address, busy, CLOSE_WAIT);
@@ -842,21 +843,10 @@ public final class EgressProxy implements AutoCloseable {
     }
 
     private ThreadFactory daemons(String role) {
-        AtomicInteger count = new AtomicInteger();
-        return task -> {
-            threads.removeIf(t -> t.getState() == Thread.State.TERMINATED);
-            Thread thread = new Thread(task, THREAD_PREFIX + role + "-" + count.incrementAndGet());
-            thread.setDaemon(true);
-            threads.add(thread);
-            return thread;
-        };
+        return Threads.tracked(threads, THREAD_PREFIX, role);
     }
 
     private static void closeQuietly(AutoCloseable closeable) {
-        try {
-            closeable.close();
-        } catch (Exception e) {
-            LOG.log(DEBUG, "closing " + closeable + " failed", e);
-        }
+        Threads.closeQuietly(closeable, LOG);
     }
 }
