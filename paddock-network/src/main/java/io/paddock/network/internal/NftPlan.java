@@ -217,13 +217,8 @@ public final class NftPlan {
     private void policyRules(Doc d, Sandbox sb) {
         int s = sb.slot();
         String f = "sbf" + s;
-        d.rule(f, obj1("match", obj().put("op", "==").<ObjectNode>set("left", meta("nfproto")).put("right", "ipv6")),
-                verdict("drop"));
-        d.rule(f, obj1("match", obj().put("op", "!=").<ObjectNode>set("left", payload("ip", "saddr"))
-                .put("right", sb.address().getHostAddress())), verdict("drop"));
-        d.rule(f, ctState("established", "related"), verdict("accept"));
-        d.rule(f, l4protoTcpUdp(), obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("th", "dport"))
-                .set("right", obj1("set", NODES.arrayNode().add(53).add(853)))), verdict("drop"));
+        ownTrafficOnly(d, f, sb);
+        d.rule(f, l4protoTcpUdp(), cmp("==", payload("th", "dport"), anonymousSet(53, 853)), verdict("drop"));
         if (!deny.opened().isEmpty() && sb.policy().mode() != NetworkMode.NONE) {
             d.rule(f, daddrIn(deny.opened()), sb.policy().mode() == NetworkMode.OPEN ? verdict("accept")
                     : obj1("goto", obj().put("target", "sba" + s)));
@@ -239,10 +234,8 @@ public final class NftPlan {
         }
         String a = "sba" + s;
         d.rule(a, limitNew(), verdict("drop"));
-        d.rule(a, obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("ip", "daddr"))
-                .put("right", "@" + cidrSet(s))), verdict("accept"));
-        d.rule(a, obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("ip", "daddr"))
-                .put("right", "@" + dnsSet(s))), verdict("accept"));
+        d.rule(a, cmp("==", payload("ip", "daddr"), "@" + cidrSet(s)), verdict("accept"));
+        d.rule(a, cmp("==", payload("ip", "daddr"), "@" + dnsSet(s)), verdict("accept"));
         rejectRules(d, a);
         List<String> cidrs = sb.policy().cidrs();
         if (!cidrs.isEmpty()) {
@@ -257,32 +250,30 @@ public final class NftPlan {
     private void inputAndNatRules(Doc d, Sandbox sb) {
         int s = sb.slot();
         String i = "sbi" + s;
-        d.rule(i, obj1("match", obj().put("op", "==").<ObjectNode>set("left", meta("nfproto")).put("right", "ipv6")),
-                verdict("drop"));
-        d.rule(i, obj1("match", obj().put("op", "!=").<ObjectNode>set("left", payload("ip", "saddr"))
-                .put("right", sb.address().getHostAddress())), verdict("drop"));
-        d.rule(i, ctState("established", "related"), verdict("accept"));
-        d.rule(i, obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("ip", "daddr")).put("right", "127.0.0.1")),
-                l4protoTcpUdp(), obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("th", "dport"))
-                        .put("right", sb.resolverPort())), verdict("accept"));
+        ownTrafficOnly(d, i, sb);
+        d.rule(i, cmp("==", payload("ip", "daddr"), "127.0.0.1"), l4protoTcpUdp(),
+                cmp("==", payload("th", "dport"), sb.resolverPort()), verdict("accept"));
         if (sb.egressPort() > 0) {
-            d.rule(i, obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("ip", "daddr")).put("right", "127.0.0.1")),
-                    obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("tcp", "dport")).put("right", sb.egressPort())),
+            d.rule(i, cmp("==", payload("ip", "daddr"), "127.0.0.1"), cmp("==", payload("tcp", "dport"), sb.egressPort()),
                     verdict("accept"));
         }
         d.rule(i, verdict("drop"));
         String n = "sbn" + s;
-        d.rule(n, obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("ip", "daddr"))
-                        .put("right", sb.gateway().getHostAddress())), l4protoTcpUdp(),
-                obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("th", "dport")).put("right", 53)),
+        d.rule(n, cmp("==", payload("ip", "daddr"), sb.gateway().getHostAddress()), l4protoTcpUdp(),
+                cmp("==", payload("th", "dport"), 53),
                 obj1("dnat", obj().put("family", "ip").put("addr", "127.0.0.1").put("port", sb.resolverPort())));
         if (sb.egressPort() > 0) {
-            d.rule(n, obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("ip", "daddr"))
-                            .put("right", "@" + secretSet(s))),
-                    obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("tcp", "dport"))
-                            .set("right", obj1("set", NODES.arrayNode().add(80).add(443)))),
+            d.rule(n, cmp("==", payload("ip", "daddr"), "@" + secretSet(s)),
+                    cmp("==", payload("tcp", "dport"), anonymousSet(80, 443)),
                     obj1("dnat", obj().put("family", "ip").put("addr", "127.0.0.1").put("port", sb.egressPort())));
         }
+    }
+
+    /** The first rules of a sandbox's forward and input chains: IPv4 from its own address only, replies pass. */
+    private static void ownTrafficOnly(Doc d, String chain, Sandbox sb) {
+        d.rule(chain, cmp("==", meta("nfproto"), "ipv6"), verdict("drop"));
+        d.rule(chain, cmp("!=", payload("ip", "saddr"), sb.address().getHostAddress()), verdict("drop"));
+        d.rule(chain, ctState("established", "related"), verdict("accept"));
     }
 
     // ---- JSON expression helpers ----
@@ -295,6 +286,28 @@ public final class NftPlan {
         ObjectNode o = NODES.objectNode();
         o.set(key, value == null ? NODES.nullNode() : value);
         return o;
+    }
+
+    /** {@code left OP right}; {@code right} a string, a number or an expression. */
+    private static ObjectNode cmp(String op, ObjectNode left, Object right) {
+        ObjectNode m = obj().put("op", op);
+        m.set("left", left);
+        if (right instanceof JsonNode j) {
+            m.set("right", j);
+        } else if (right instanceof Integer n) {
+            m.put("right", n);
+        } else {
+            m.put("right", (String) right);
+        }
+        return obj1("match", m);
+    }
+
+    private static ObjectNode anonymousSet(int... values) {
+        ArrayNode set = NODES.arrayNode();
+        for (int v : values) {
+            set.add(v);
+        }
+        return obj1("set", set);
     }
 
     private static ObjectNode meta(String key) {
@@ -315,7 +328,7 @@ public final class NftPlan {
      */
     private static void rejectRules(Doc d, String chain, ObjectNode... conditions) {
         List<ObjectNode> tcp = new ArrayList<>(List.of(conditions));
-        tcp.add(obj1("match", obj().put("op", "==").<ObjectNode>set("left", meta("l4proto")).put("right", "tcp")));
+        tcp.add(cmp("==", meta("l4proto"), "tcp"));
         tcp.add(obj1("reject", obj().put("type", "tcp reset")));
         d.rule(chain, tcp.toArray(ObjectNode[]::new));
         List<ObjectNode> other = new ArrayList<>(List.of(conditions));
@@ -324,15 +337,15 @@ public final class NftPlan {
     }
 
     private static ObjectNode match(String metaKey, String value) {
-        return obj1("match", obj().put("op", "==").<ObjectNode>set("left", meta(metaKey)).put("right", value));
+        return cmp("==", meta(metaKey), value);
     }
 
     private static ObjectNode matchNot(String metaKey, String value) {
-        return obj1("match", obj().put("op", "!=").<ObjectNode>set("left", meta(metaKey)).put("right", value));
+        return cmp("!=", meta(metaKey), value);
     }
 
     private static ObjectNode matchPrefix(String field, Cidr c) {
-        return obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("ip", field)).set("right", prefix(c)));
+        return cmp("==", payload("ip", field), prefix(c));
     }
 
     private static ObjectNode daddrIn(List<Cidr> ranges) {
@@ -340,7 +353,7 @@ public final class NftPlan {
         for (Cidr c : ranges) {
             set.add(prefix(c));
         }
-        return obj1("match", obj().put("op", "==").<ObjectNode>set("left", payload("ip", "daddr")).set("right", obj1("set", set)));
+        return cmp("==", payload("ip", "daddr"), obj1("set", set));
     }
 
     private static ObjectNode prefix(Cidr c) {
@@ -352,13 +365,11 @@ public final class NftPlan {
         for (String s : states) {
             list.add(s);
         }
-        return obj1("match", obj().put("op", "in").<ObjectNode>set("left", obj1("ct", obj().put("key", "state")))
-                .set("right", list));
+        return cmp("in", obj1("ct", obj().put("key", "state")), list);
     }
 
     private static ObjectNode l4protoTcpUdp() {
-        return obj1("match", obj().put("op", "==").<ObjectNode>set("left", meta("l4proto"))
-                .set("right", obj1("set", NODES.arrayNode().add("tcp").add("udp"))));
+        return cmp("==", meta("l4proto"), obj1("set", NODES.arrayNode().add("tcp").add("udp")));
     }
 
     private static ObjectNode limitNew() {
