@@ -17,6 +17,19 @@
  *         do. The layers are stored once, owned by the image's own ids, and shared by every sandbox whatever
  *         its range. The overlay uses user.overlay.* xattrs ("userxattr"), so that the engine can read
  *         opaque-directory marks in an upper dir without privileges.
+ *   paddock-rootfs overlay <uid-base> <lower-parent> <lower-name> <dir> <target> [ENTRY...]
+ *       An overlay at <target> of one read-only directory, <lower-parent>/<lower-name>, seen through the same
+ *       idmapped clone as a root's layers, with a writable layer of the sandbox's own: <dir>/upper and
+ *       <dir>/work are made (in a subvolume the caller made), each ENTRY in upper as for create. A codebase's
+ *       view in a sandbox: its writes land in <dir>/upper, never in the directory below.
+ *   paddock-rootfs bind <uid-base> <source> <target> ro|rw
+ *       Mounts <source> at <target> through an idmapped clone (image ids 0..65535 as the sandbox's range),
+ *       nosuid and nodev, read-only with ro. A volume in a sandbox: writes land in <source>, owned by the ids
+ *       they have in the sandbox, so that sandboxes of different ranges share it.
+ *   paddock-rootfs subvol-create <path> <limit-bytes>
+ *       Creates the btrfs subvolume <path> with its quota group limited to <limit-bytes> referenced bytes.
+ *   paddock-rootfs snapshot <source> <path>
+ *       Creates <path> as a writable btrfs snapshot of the subvolume <source>: an O(1) copy.
  *   paddock-rootfs umount <target>
  *       Detaches the mount at <target>; succeeds when nothing is mounted there.
  *   paddock-rootfs subvol-delete <path>
@@ -47,13 +60,19 @@
 #ifndef SYS_open_tree
 #define SYS_open_tree 428
 #endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
 #ifndef SYS_mount_setattr
 #define SYS_mount_setattr 442
 #endif
 #define OPEN_TREE_CLONE_ 1
 #define AT_RECURSIVE_ 0x8000
 #define MOUNT_ATTR_RDONLY_ 0x00000001
+#define MOUNT_ATTR_NOSUID_ 0x00000002
+#define MOUNT_ATTR_NODEV_ 0x00000004
 #define MOUNT_ATTR_IDMAP_ 0x00100000
+#define MOVE_MOUNT_F_EMPTY_PATH_ 0x00000004
 
 struct mount_attr_ {
     uint64_t attr_set;
@@ -118,6 +137,7 @@ struct btrfs_ioctl_ino_lookup_args_ {
     char name[4080];
 };
 
+#define BTRFS_IOC_SNAP_CREATE_V2 _IOW(BTRFS_IOCTL_MAGIC, 23, struct btrfs_ioctl_vol_args_v2_)
 #define BTRFS_IOC_SNAP_DESTROY _IOW(BTRFS_IOCTL_MAGIC, 15, struct btrfs_ioctl_vol_args_)
 #define BTRFS_IOC_INO_LOOKUP _IOWR(BTRFS_IOCTL_MAGIC, 18, struct btrfs_ioctl_ino_lookup_args_)
 #define BTRFS_IOC_SUBVOL_CREATE_V2 _IOW(BTRFS_IOCTL_MAGIC, 24, struct btrfs_ioctl_vol_args_v2_)
@@ -409,9 +429,110 @@ static int do_subvol_delete(const char *path) {
     return 0;
 }
 
+static int parse_base(const char *s, unsigned long long *base) {
+    if (number(s, base) < 0 || *base == 0 || *base > UINT32_MAX - 65536) {
+        fprintf(stderr, "paddock-rootfs: bad uid base %s\n", s);
+        return -1;
+    }
+    return 0;
+}
+
+/* Makes <dir>/upper (with the entries) and <dir>/work; returns 0 or 1 with the reason printed. */
+static int make_upper(const char *dir, char *upper, char *work, char **entries, int n) {
+    if ((size_t) snprintf(upper, PATH_MAX, "%s/upper", dir) >= PATH_MAX
+        || (size_t) snprintf(work, PATH_MAX, "%s/work", dir) >= PATH_MAX) {
+        fprintf(stderr, "paddock-rootfs: path too long\n");
+        return 1;
+    }
+    if ((mkdir(dir, 0700) < 0 && errno != EEXIST) || mkdir(upper, 0700) < 0 || mkdir(work, 0700) < 0) {
+        return fail("mkdir in", dir);
+    }
+    int ufd = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (ufd < 0) {
+        return fail("open", upper);
+    }
+    for (int i = 0; i < n; i++) {
+        if (make_entry(ufd, entries[i]) != 0) {
+            return 1;
+        }
+    }
+    close(ufd);
+    return 0;
+}
+
+static int do_overlay(int argc, char **argv) {
+    /* argv: uid-base lower-parent lower-name dir target entries... */
+    char upper[PATH_MAX], work[PATH_MAX];
+    if (make_upper(argv[3], upper, work, argv + 5, argc - 5) != 0) {
+        return 1;
+    }
+    char *mount_args[6] = {argv[0], argv[1], argv[2], upper, work, argv[4]};
+    return do_mount(mount_args);
+}
+
+static int do_bind(char **argv) {
+    /* argv: uid-base source target ro|rw */
+    unsigned long long base;
+    if (parse_base(argv[0], &base) < 0) {
+        return 1;
+    }
+    int ro = !strcmp(argv[3], "ro");
+    if (!ro && strcmp(argv[3], "rw")) {
+        fprintf(stderr, "paddock-rootfs: bad mode %s (ro or rw)\n", argv[3]);
+        return 1;
+    }
+    int ns = idmap_userns(base);
+    if (ns < 0) {
+        return fail("cannot make the id-mapping user namespace", NULL);
+    }
+    int tree = (int) syscall(SYS_open_tree, AT_FDCWD, argv[1], OPEN_TREE_CLONE_ | O_CLOEXEC);
+    if (tree < 0) {
+        return fail("open_tree", argv[1]);
+    }
+    struct mount_attr_ attr = {.attr_set = MOUNT_ATTR_IDMAP_ | MOUNT_ATTR_NOSUID_ | MOUNT_ATTR_NODEV_
+                                           | (ro ? MOUNT_ATTR_RDONLY_ : 0), .userns_fd = (uint64_t) ns};
+    if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) {
+        return fail("cannot id-map", argv[1]);
+    }
+    if (syscall(SYS_move_mount, tree, "", AT_FDCWD, argv[2], MOVE_MOUNT_F_EMPTY_PATH_) < 0) {
+        return fail("cannot mount at", argv[2]);
+    }
+    return 0;
+}
+
+static int do_snapshot(const char *source, const char *path) {
+    struct btrfs_ioctl_vol_args_v2_ args;
+    memset(&args, 0, sizeof args);
+    int src = open(source, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (src < 0) {
+        return fail("open", source);
+    }
+    int parent = open_parent(path, args.name, sizeof args.name);
+    if (parent < 0) {
+        return fail("cannot open the parent of", path);
+    }
+    args.fd = src;
+    if (ioctl(parent, BTRFS_IOC_SNAP_CREATE_V2, &args) < 0) {
+        return fail("cannot snapshot the btrfs subvolume", source);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 8 && !strcmp(argv[1], "create")) {
         return do_create(argc - 2, argv + 2);
+    }
+    if (argc >= 7 && !strcmp(argv[1], "overlay")) {
+        return do_overlay(argc - 2, argv + 2);
+    }
+    if (argc == 6 && !strcmp(argv[1], "bind")) {
+        return do_bind(argv + 2);
+    }
+    if (argc == 4 && !strcmp(argv[1], "subvol-create")) {
+        return do_subvol_create(argv[2], argv[3]);
+    }
+    if (argc == 4 && !strcmp(argv[1], "snapshot")) {
+        return do_snapshot(argv[2], argv[3]);
     }
     if (argc == 3 && !strcmp(argv[1], "umount")) {
         return do_umount(argv[2]);
@@ -420,6 +541,10 @@ int main(int argc, char **argv) {
         return do_subvol_delete(argv[2]);
     }
     fprintf(stderr, "usage: paddock-rootfs create <uid-base> <subvol> <limit-bytes> <layers-dir> <lowers> <target> [ENTRY...]\n"
+                    "       paddock-rootfs overlay <uid-base> <lower-parent> <lower-name> <dir> <target> [ENTRY...]\n"
+                    "       paddock-rootfs bind <uid-base> <source> <target> ro|rw\n"
+                    "       paddock-rootfs subvol-create <path> <limit-bytes>\n"
+                    "       paddock-rootfs snapshot <source> <path>\n"
                     "       paddock-rootfs umount <target>\n"
                     "       paddock-rootfs subvol-delete <path>\n");
     return 2;

@@ -46,6 +46,16 @@ public interface Paddock extends AutoCloseable {
         throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this Paddock does not manage images");
     }
 
+    /** The codebases sandboxes can work on under permission rules. */
+    default Codebases codebases() {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this Paddock does not manage codebases");
+    }
+
+    /** The volumes sandboxes can share. */
+    default Volumes volumes() {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this Paddock does not manage volumes");
+    }
+
     @Override
     void close();
 

@@ -52,6 +52,8 @@ public final class SandboxSpec {
     private final NetworkPolicy network;
     private final List<Integer> ports;
     private final List<EgressSecret> egressSecrets;
+    private final CodebaseMount codebase;
+    private final List<VolumeMount> volumes;
     private final Duration timeout;
     private final String runtime;
 
@@ -71,6 +73,8 @@ public final class SandboxSpec {
         this.network = b.network;
         this.ports = List.copyOf(b.ports);
         this.egressSecrets = List.copyOf(b.egressSecrets.values());
+        this.codebase = b.codebase;
+        this.volumes = List.copyOf(b.volumes);
         this.timeout = b.timeout;
         this.runtime = b.runtime;
     }
@@ -96,6 +100,8 @@ public final class SandboxSpec {
         b.network = network;
         b.ports.addAll(ports);
         egressSecrets.forEach(e -> b.egressSecrets.put(e.key(), e));
+        b.codebase = codebase;
+        b.volumes.addAll(volumes);
         b.timeout = timeout;
         b.runtime = runtime;
         return b;
@@ -172,6 +178,16 @@ public final class SandboxSpec {
         return egressSecrets;
     }
 
+    /** The codebase the sandbox works on, under its permission rules; empty for none. */
+    public Optional<CodebaseMount> codebase() {
+        return Optional.ofNullable(codebase);
+    }
+
+    /** The volumes the sandbox mounts, in order. */
+    public List<VolumeMount> volumes() {
+        return volumes;
+    }
+
     /** Whether the sandbox gets a network interface (a policy other than none, or a port). */
     public boolean hasNetwork() {
         return !network.isNone() || !ports.isEmpty();
@@ -199,13 +215,14 @@ public final class SandboxSpec {
                 && labels.equals(s.labels) && memory.equals(s.memory) && Double.compare(cpus, s.cpus) == 0
                 && pids == s.pids && disk.equals(s.disk) && openFiles == s.openFiles && network.equals(s.network)
                 && ports.equals(s.ports) && egressSecrets.equals(s.egressSecrets)
+                && Objects.equals(codebase, s.codebase) && volumes.equals(s.volumes)
                 && timeout.equals(s.timeout) && Objects.equals(runtime, s.runtime);
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(image, entrypoint, env, secrets, workdir, name, labels, memory, cpus, pids, disk,
-                openFiles, network, ports, egressSecrets, timeout, runtime);
+                openFiles, network, ports, egressSecrets, codebase, volumes, timeout, runtime);
     }
 
     @Override
@@ -215,7 +232,9 @@ public final class SandboxSpec {
                 + ", memory=" + memory + ", cpus=" + cpus + ", pids=" + pids + ", disk=" + disk
                 + ", openFiles=" + openFiles + ", network=" + network
                 + (ports.isEmpty() ? "" : ", ports=" + ports)
-                + (egressSecrets.isEmpty() ? "" : ", egressSecrets=" + egressSecrets) + ", timeout=" + timeout
+                + (egressSecrets.isEmpty() ? "" : ", egressSecrets=" + egressSecrets)
+                + (codebase == null ? "" : ", codebase=" + codebase) + (volumes.isEmpty() ? "" : ", volumes=" + volumes)
+                + ", timeout=" + timeout
                 + (runtime == null ? "" : ", runtime=" + runtime) + "}";
     }
 
@@ -236,6 +255,8 @@ public final class SandboxSpec {
         private NetworkPolicy network = NetworkPolicy.none();
         private final java.util.LinkedHashSet<Integer> ports = new java.util.LinkedHashSet<>();
         private final Map<String, EgressSecret> egressSecrets = new LinkedHashMap<>();
+        private CodebaseMount codebase;
+        private final List<VolumeMount> volumes = new java.util.ArrayList<>();
         private Duration timeout = DEFAULT_TIMEOUT;
         private String runtime;
 
@@ -394,6 +415,32 @@ public final class SandboxSpec {
             return this;
         }
 
+        /** The codebase the sandbox works on ({@link SandboxSpec#codebase()}); null for none. */
+        public Builder codebase(CodebaseMount codebase) {
+            this.codebase = codebase;
+            return this;
+        }
+
+        /** The most volumes a sandbox may mount. */
+        public static final int MAX_VOLUMES = 16;
+
+        /** Adds a volume ({@link SandboxSpec#volumes()}). */
+        public Builder volume(VolumeMount volume) {
+            Objects.requireNonNull(volume, "volume");
+            if (volumes.size() >= MAX_VOLUMES) {
+                throw SandboxException.invalid("volumes", "at most " + MAX_VOLUMES);
+            }
+            volumes.add(volume);
+            return this;
+        }
+
+        /** Replaces the volumes. */
+        public Builder volumes(List<VolumeMount> all) {
+            volumes.clear();
+            all.forEach(this::volume);
+            return this;
+        }
+
         /** Replaces the exposed ports. */
         public Builder ports(List<Integer> all) {
             ports.clear();
@@ -431,6 +478,19 @@ public final class SandboxSpec {
                 }
                 if (env.containsKey(e.key()) || secrets.containsKey(e.key())) {
                     throw SandboxException.invalid("egressSecrets", e.key() + " is also an env variable or secret");
+                }
+            }
+            List<String> paths = new java.util.ArrayList<>();
+            if (codebase != null) {
+                paths.add(codebase.path());
+            }
+            volumes.forEach(v -> paths.add(v.path()));
+            for (int i = 0; i < paths.size(); i++) {
+                for (int j = i + 1; j < paths.size(); j++) {
+                    if (MountPaths.overlaps(paths.get(i), paths.get(j))) {
+                        throw SandboxException.invalid("volumes", paths.get(i) + " and " + paths.get(j)
+                                + " overlap; mount each at its own path");
+                    }
                 }
             }
             return new SandboxSpec(this);

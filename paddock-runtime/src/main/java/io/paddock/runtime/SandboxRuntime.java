@@ -55,6 +55,14 @@ public interface SandboxRuntime {
         return java.util.Optional.empty();
     }
 
+    /**
+     * Where the writable layer of the sandbox's {@code index}th mount is on the host, when that mount is
+     * {@link SandboxMount.Layered}; empty otherwise.
+     */
+    default java.util.Optional<WritableLayer> mountLayer(SandboxId id, int index) {
+        return java.util.Optional.empty();
+    }
+
     /** An image sandbox's writable layer on the host. */
     record WritableLayer(java.nio.file.Path upper, long uidBase) {
     }

@@ -3,6 +3,7 @@ package io.paddock.runtime;
 import io.paddock.SandboxId;
 import io.paddock.SandboxSpec;
 
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
@@ -15,10 +16,12 @@ import java.util.Optional;
  * @param preamble bytes written to the init's input before it starts (the protocol's HELLO)
  * @param image    the layers of the sandbox's image; empty for the {@code host} image
  * @param network  the network namespace to run in; empty for one of the sandbox's own with only loopback
+ * @param mounts   directories the sandbox gets besides its root (codebases, volumes), mounted in this order
  */
 public record StartRequest(SandboxId id, SandboxSpec spec, String owner, byte[] preamble, Optional<ImageRootfs> image,
-                           Optional<NetworkNamespace> network) {
+                           Optional<NetworkNamespace> network, List<SandboxMount> mounts) {
     public StartRequest {
+        mounts = List.copyOf(mounts);
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(spec, "spec");
         Objects.requireNonNull(owner, "owner");
@@ -29,12 +32,23 @@ public record StartRequest(SandboxId id, SandboxSpec spec, String owner, byte[] 
 
     /** A sandbox of the {@code host} image. */
     public StartRequest(SandboxId id, SandboxSpec spec, String owner, byte[] preamble) {
-        this(id, spec, owner, preamble, Optional.empty(), Optional.empty());
+        this(id, spec, owner, preamble, Optional.empty(), Optional.empty(), List.of());
     }
 
     /** A sandbox of an image (or the host image, when empty), without a network. */
     public StartRequest(SandboxId id, SandboxSpec spec, String owner, byte[] preamble, Optional<ImageRootfs> image) {
-        this(id, spec, owner, preamble, image, Optional.empty());
+        this(id, spec, owner, preamble, image, Optional.empty(), List.of());
+    }
+
+    /** A sandbox of an image (or the host image, when empty), in a network namespace (or none). */
+    public StartRequest(SandboxId id, SandboxSpec spec, String owner, byte[] preamble, Optional<ImageRootfs> image,
+                        Optional<NetworkNamespace> network) {
+        this(id, spec, owner, preamble, image, network, List.of());
+    }
+
+    /** The same request in network namespace {@code ns}. */
+    public StartRequest inNetwork(NetworkNamespace ns) {
+        return new StartRequest(id, spec, owner, preamble, image, Optional.of(ns), mounts);
     }
 
     @Override

@@ -104,11 +104,14 @@ public final class HostLeakCheck {
         }
         list(stateDir.resolve("roots")).stream().filter(HostLeakCheck::paddockName)
                 .forEach(p -> out.add("root-dir " + p.getFileName()));
+        list(stateDir.resolve("mounts")).stream().filter(HostLeakCheck::paddockName)
+                .forEach(p -> out.add("mounts-dir " + p.getFileName()));
         out.addAll(networkResources());
         String sandboxesDir = stateDir.resolve("sandboxes").toString();
         String rootsDir = stateDir.resolve("roots").toString();
+        String mountsDir = stateDir.resolve("mounts").toString();
         for (String line : lines(Path.of("/proc/self/mountinfo"))) {
-            if (line.contains(sandboxesDir) || line.contains(rootsDir)) {
+            if (line.contains(sandboxesDir) || line.contains(rootsDir) || line.contains(mountsDir)) {
                 out.add("mount " + line);
             }
         }

@@ -127,7 +127,7 @@ public final class Wire {
     // ---- SandboxSpec ----
 
     private static final Set<String> SPEC_FIELDS = Set.of("image", "entrypoint", "env", "secrets", "workdir", "name",
-            "labels", "memory", "cpus", "pids", "disk", "open_files", "network", "ports", "egress_secrets", "timeout_ms", "runtime");
+            "labels", "memory", "cpus", "pids", "disk", "open_files", "network", "ports", "egress_secrets", "codebase", "volumes", "timeout_ms", "runtime");
 
     public static SandboxSpec spec(JsonNode json) {
         ObjectNode o = JsonFields.object(json, "body");
@@ -176,7 +176,40 @@ public final class Wire {
                         : io.paddock.EgressSecret.of(key, host, value));
             }
         });
+        field(o, "codebase").ifPresent(v -> b.codebase(codebaseMount(v)));
+        field(o, "volumes").ifPresent(v -> {
+            if (!v.isArray()) {
+                throw SandboxException.invalid("volumes", "an array of {name, path, read_only} is expected");
+            }
+            List<io.paddock.VolumeMount> volumes = new java.util.ArrayList<>();
+            for (JsonNode e : v) {
+                ObjectNode vo = JsonFields.object(e, "volumes");
+                onlyFields(vo, "a volume mount", Set.of("name", "path", "read_only"));
+                String name = text(field(vo, "name").orElseThrow(() -> SandboxException.invalid("volumes", "no name")), "volumes.name");
+                String path = text(field(vo, "path").orElseThrow(() -> SandboxException.invalid("volumes", "no path")), "volumes.path");
+                boolean ro = field(vo, "read_only").map(x -> {
+                    if (!x.isBoolean()) {
+                        throw SandboxException.invalid("volumes.read_only", "true or false is expected");
+                    }
+                    return x.asBoolean();
+                }).orElse(false);
+                volumes.add(new io.paddock.VolumeMount(name, path, ro));
+            }
+            b.volumes(volumes);
+        });
         return b.build();
+    }
+
+    private static io.paddock.CodebaseMount codebaseMount(JsonNode v) {
+        ObjectNode co = JsonFields.object(v, "codebase");
+        onlyFields(co, "a codebase mount", Set.of("name", "path", "preset", "rules"));
+        String name = text(field(co, "name").orElseThrow(() -> SandboxException.invalid("codebase", "no name")), "codebase.name");
+        String path = field(co, "path").map(x -> text(x, "codebase.path")).orElse(io.paddock.CodebaseMount.DEFAULT_PATH);
+        io.paddock.PermissionPreset preset = field(co, "preset").map(x -> io.paddock.PermissionPreset.parse(text(x, "codebase.preset")))
+                .orElse(io.paddock.PermissionPreset.defaultPreset());
+        List<io.paddock.PermissionRule> rules = field(co, "rules").map(x -> strings(x, "codebase.rules").stream()
+                .map(io.paddock.PermissionRule::parse).toList()).orElse(List.of());
+        return new io.paddock.CodebaseMount(name, path, preset, rules);
     }
 
     public static ObjectNode json(SandboxSpec s) {
@@ -205,6 +238,15 @@ public final class Wire {
             ArrayNode es = o.putArray("egress_secrets");
             s.egressSecrets().forEach(e -> es.addObject().put("key", e.key()).put("host", e.host()).put("value", e.value())
                     .put("placeholder", e.placeholder()));
+        }
+        s.codebase().ifPresent(c -> {
+            ObjectNode co = o.putObject("codebase").put("name", c.codebase()).put("path", c.path()).put("preset", c.preset().label());
+            ArrayNode rules = co.putArray("rules");
+            c.rules().forEach(r -> rules.add(r.toString()));
+        });
+        if (!s.volumes().isEmpty()) {
+            ArrayNode vs = o.putArray("volumes");
+            s.volumes().forEach(v -> vs.addObject().put("name", v.volume()).put("path", v.path()).put("read_only", v.readOnly()));
         }
         return o;
     }

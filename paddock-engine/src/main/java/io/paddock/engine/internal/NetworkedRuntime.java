@@ -59,8 +59,7 @@ final class NetworkedRuntime implements SandboxRuntime {
         CompletableFuture<Void> rest = CompletableFuture.runAsync(pending::finish, FINISHERS);
         RuntimeSandbox started = null;
         try {
-            started = tier.start(new StartRequest(request.id(), spec, request.owner(), request.preamble(), request.image(),
-                    Optional.of(pending.namespace())));
+            started = tier.start(request.inNetwork(pending.namespace()));
             rest.join();
             return started;
         } catch (RuntimeException e) {
@@ -109,6 +108,11 @@ final class NetworkedRuntime implements SandboxRuntime {
     @Override
     public Optional<WritableLayer> writableLayer(SandboxId id) {
         return tier.writableLayer(id);
+    }
+
+    @Override
+    public Optional<WritableLayer> mountLayer(SandboxId id, int index) {
+        return tier.mountLayer(id, index);
     }
 
     @Override

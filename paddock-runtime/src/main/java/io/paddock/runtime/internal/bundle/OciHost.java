@@ -27,6 +27,7 @@ import java.util.List;
  *   &lt;state&gt;/images/host-&lt;hash&gt;/ the shared root directory of the host image
  *   &lt;state&gt;/runc/, runsc/       each tier's own --root
  *   &lt;state&gt;/roots/&lt;id&gt;/      an image sandbox's root: the overlay mount
+ *   &lt;state&gt;/mounts/&lt;id&gt;/&lt;n&gt;  a sandbox's extra mounts (a codebase's overlay, a volume's id-mapped bind)
  *   &lt;state&gt;/resolv/&lt;id&gt;      a networked sandbox's /etc/resolv.conf (readable by runsc's gofer)
  *   &lt;storage&gt;/writable/&lt;id&gt;/  an image sandbox's writable layer (a btrfs subvolume with a quota; see
  *                              {@link WritableLayers}), set up on the first sandbox of an image
@@ -62,6 +63,8 @@ public record OciHost(Path stateDir, Path storageDir, Path initBinary, Cgroups c
             for (String d : List.of("sandboxes", "uids")) {
                 privateDir(stateDir.resolve(d));
             }
+            Files.createDirectories(stateDir.resolve("mounts"));
+            Files.setPosixFilePermissions(stateDir.resolve("mounts"), PosixFilePermissions.fromString("rwx--x--x"));
             Files.createDirectories(stateDir.resolve("roots"));
             Files.setPosixFilePermissions(stateDir.resolve("roots"), PosixFilePermissions.fromString("rwx--x--x"));
             Files.createDirectories(stateDir.resolve("resolv"));
@@ -120,6 +123,11 @@ public record OciHost(Path stateDir, Path storageDir, Path initBinary, Cgroups c
     /** The host image with a preload library (see {@link HostImage#prepare(Path, Path, Path, Path)}). */
     public HostImage imageWithPreload(Path library) {
         return HostImage.prepare(stateDir.resolve("images"), initBinary, Path.of("/"), library);
+    }
+
+    /** Where sandboxes' extra mounts (codebases, volumes) are mounted, one directory each. */
+    public Path mountsDir() {
+        return stateDir.resolve("mounts");
     }
 
     /** Where image sandboxes' roots are mounted, one directory each; traversable, unlike the bundles. */

@@ -7,6 +7,7 @@ import io.paddock.SandboxException;
 import io.paddock.SandboxId;
 import io.paddock.SandboxSpec;
 import io.paddock.runtime.ImageRootfs;
+import io.paddock.runtime.SandboxMount;
 import io.paddock.runtime.RuntimeRecord;
 import io.paddock.runtime.RuntimeSandbox;
 import io.paddock.runtime.SandboxRuntime;
@@ -158,6 +159,9 @@ public abstract class OciTier implements SandboxRuntime {
             if (request.image().isPresent()) {
                 plan = mountImageRoot(id, request, plan, undo);
             }
+            if (!request.mounts().isEmpty()) {
+                plan = mountExtras(id, request, plan, undo);
+            }
             if (request.network().isPresent()) {
                 Path resolv = host.resolvDir().resolve(id.value());
                 undo.push(() -> deleteQuietly(resolv));
@@ -240,6 +244,72 @@ public abstract class OciTier implements SandboxRuntime {
                         image.buildStep() ? OciSpecBuilder.BUILD_CAPABILITIES : List.of()));
     }
 
+    /** Where a sandbox's extra mounts are mounted on the host: {@code <state>/mounts/<id>/<index>}. */
+    Path mountsOf(SandboxId id) {
+        return host.mountsDir().resolve(id.value());
+    }
+
+    /**
+     * The sandbox's extra mounts (StartRequest#mounts), each mounted on the host under {@link #mountsOf} and
+     * bound into the sandbox by the spec. A layered mount's writable layer is a directory of the sandbox's
+     * writable subvolume, made here with the spec's {@code disk} when the image has none (the host image).
+     */
+    private BundlePlan mountExtras(SandboxId id, StartRequest request, BundlePlan plan, Deque<Runnable> undo)
+            throws IOException {
+        Path dir = mountsOf(id);
+        Files.createDirectory(dir);
+        undo.push(() -> removeExtras(id));
+        Path subvol = host.writable().of(id);
+        List<OciSpec.Mount> binds = new ArrayList<>();
+        for (int i = 0; i < request.mounts().size(); i++) {
+            SandboxMount m = request.mounts().get(i);
+            Path point = Files.createDirectory(dir.resolve(Integer.toString(i)));
+            if (m instanceof SandboxMount.Shared shared) {
+                host.rootfsTool().bind(plan.uidBase(), shared.dir(), point, shared.readOnly());
+                binds.add(new OciSpec.Mount(m.target(), "bind", point.toString(),
+                        List.of("rbind", shared.readOnly() ? "ro" : "rw", "nosuid", "nodev")));
+            } else if (m instanceof SandboxMount.Layered layered) {
+                if (!Files.exists(subvol, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    undo.push(() -> host.writable().delete(id));
+                    host.rootfsTool().createSubvolume(subvol, request.spec().disk().bytes());
+                }
+                long uid = layered.rootUid() < 0 ? 0 : plan.uidBase() + layered.rootUid();
+                long gid = layered.rootGid() < 0 ? 0 : plan.uidBase() + layered.rootGid();
+                host.rootfsTool().overlay(plan.uidBase(), layered.lower(), subvol.resolve("m" + i), point,
+                        List.of("d::" + Integer.toOctalString(layered.rootMode()) + ":" + uid + ":" + gid));
+                binds.add(new OciSpec.Mount(m.target(), "bind", point.toString(), List.of("rbind", "rw", "nosuid", "nodev")));
+            }
+        }
+        return plan.withExtraMounts(binds);
+    }
+
+    /** Unmounts and removes a sandbox's extra mount points. Idempotent. */
+    private void removeExtras(SandboxId id) {
+        Path dir = mountsOf(id);
+        if (!Files.isDirectory(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (java.util.stream.Stream<Path> points = Files.list(dir)) {
+            for (Path p : points.toList()) {
+                host.rootfsTool().unmount(p);
+                Files.deleteIfExists(p);
+            }
+            Files.deleteIfExists(dir);
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.INTERNAL, "cannot remove the mounts of " + id + ": " + e, e);
+        }
+    }
+
+    @Override
+    public Optional<WritableLayer> mountLayer(SandboxId id, int index) {
+        Path upper = host.writable().of(id).resolve("m" + index).resolve("upper");
+        Integer slot = readSlot(bundle(id));
+        if (slot == null || !Files.isDirectory(upper, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return Optional.empty();
+        }
+        return Optional.of(new WritableLayer(upper, host.uids().firstId(slot)));
+    }
+
     @Override
     public Optional<WritableLayer> writableLayer(SandboxId id) {
         Path upper = host.storageDir().resolve("writable").resolve(id.value()).resolve("upper");
@@ -301,6 +371,7 @@ public abstract class OciTier implements SandboxRuntime {
         // If the runtime's state was lost (ATTACKS.md R6) the cgroups may still hold processes: kill by path.
         host.cgroups().killAndRemove(cgroupsPath(id));
         // Unmounted before the bundle is deleted: the walk must never enter a mounted root.
+        removeExtras(id);
         removeImageRoot(id);
         deleteQuietly(host.resolvDir().resolve(id.value()));
         deleteQuietly(host.resolvDir().resolve(id.value() + ".ca"));

@@ -33,12 +33,42 @@ public final class RootfsTool {
         run(argv, "making the root filesystem at " + target);
     }
 
+    /**
+     * Mounts at {@code target} an overlay of {@code lower} (id-mapped onto the range from {@code uidBase}) with
+     * {@code dir/upper} and {@code dir/work}, which it makes, {@code entries} in upper (see rootfs.c).
+     */
+    public void overlay(long uidBase, Path lower, Path dir, Path target, List<String> entries) {
+        List<String> argv = new java.util.ArrayList<>(List.of(binary.toString(), "overlay", Long.toString(uidBase),
+                lower.getParent().toString(), lower.getFileName().toString(), dir.toString(), target.toString()));
+        argv.addAll(entries);
+        run(argv, "mounting " + lower + " at " + target);
+    }
+
+    /** Mounts {@code source} at {@code target} through an id-mapped, nosuid, nodev clone, read-only or not. */
+    public void bind(long uidBase, Path source, Path target, boolean readOnly) {
+        run(List.of(binary.toString(), "bind", Long.toString(uidBase), source.toString(), target.toString(),
+                readOnly ? "ro" : "rw"), "mounting " + source + " at " + target);
+    }
+
+    /** Creates the btrfs subvolume {@code path} limited to {@code limitBytes}. */
+    public void createSubvolume(Path path, long limitBytes) {
+        run(List.of(binary.toString(), "subvol-create", path.toString(), Long.toString(limitBytes)),
+                "creating the btrfs subvolume " + path);
+    }
+
+    /** Creates {@code path} as a writable snapshot of the btrfs subvolume {@code source}. */
+    public void snapshot(Path source, Path path) {
+        run(List.of(binary.toString(), "snapshot", source.toString(), path.toString()),
+                "snapshotting " + source + " as " + path);
+    }
+
     /** Detaches whatever is mounted at {@code target}; nothing mounted is fine. */
     public void unmount(Path target) {
         run(List.of(binary.toString(), "umount", target.toString()), "unmounting " + target);
     }
 
-    void deleteSubvolume(Path path) {
+    /** Deletes the btrfs subvolume {@code path} and everything in it; nothing there is fine. */
+    public void deleteSubvolume(Path path) {
         run(List.of(binary.toString(), "subvol-delete", path.toString()), "deleting the writable layer " + path);
     }
 

@@ -33,10 +33,12 @@ import java.util.Optional;
  *                      owned by the host; empty: a new one with only loopback. Joined by the runtime when it
  *                      creates the user namespace; when the sandbox joins a prepared user namespace the
  *                      launcher puts the runtime in it instead (see userns_run.c) and the spec names none
+ * @param extraMounts   the sandbox's own mounts (codebases, volumes), last in the spec so that they cover
+ *                      what is under them
  */
 public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMounts, long uidBase, String cgroupsPath,
                          HostFacts host, long hostPids, SeccompProfile.Dialect seccomp, Optional<String> userns,
-                         RootUser user, Optional<Netns> netns) {
+                         RootUser user, Optional<Netns> netns, List<Mount> extraMounts) {
     /** The sandbox user of the host image: uid and gid 1000, starting in the spec's workdir, read-only root. */
     public static RootUser hostUser(SandboxSpec spec) {
         return new RootUser(OciSpecBuilder.SANDBOX_UID, OciSpecBuilder.SANDBOX_GID, spec.workdir(), false, List.of());
@@ -72,6 +74,7 @@ public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMount
         Objects.requireNonNull(seccomp, "seccomp");
         Objects.requireNonNull(userns, "userns");
         Objects.requireNonNull(netns, "netns");
+        extraMounts = List.copyOf(extraMounts);
         if (hostPids < spec.pids()) {
             throw new IllegalArgumentException("hostPids " + hostPids + " is below the spec's pids " + spec.pids());
         }
@@ -81,7 +84,7 @@ public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMount
     public BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMounts, long uidBase, String cgroupsPath,
                       HostFacts host, long hostPids, SeccompProfile.Dialect seccomp) {
         this(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, hostPids, seccomp, Optional.empty(), hostUser(spec),
-                Optional.empty());
+                Optional.empty(), List.of());
     }
 
     /**
@@ -96,19 +99,25 @@ public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMount
     /** The same plan, joining the user namespace at {@code path} instead of having the runtime create one. */
     public BundlePlan joiningUserns(String path) {
         return new BundlePlan(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, hostPids, seccomp,
-                Optional.of(path), user, netns);
+                Optional.of(path), user, netns, extraMounts);
     }
 
     /** The same plan for an image's root at {@code rootfs} with its own mounts and user. */
     public BundlePlan withImageRoot(String rootfs, List<Mount> imageMounts, RootUser user) {
         return new BundlePlan(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, hostPids, seccomp, userns, user,
-                netns);
+                netns, extraMounts);
     }
 
     /** The same plan, in a prepared network namespace (see {@link #netns()}). */
     public BundlePlan inNetns(Netns ns) {
         return new BundlePlan(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, hostPids, seccomp, userns, user,
-                Optional.of(ns));
+                Optional.of(ns), extraMounts);
+    }
+
+    /** The same plan with the sandbox's own mounts (see {@link #extraMounts()}). */
+    public BundlePlan withExtraMounts(List<Mount> mounts) {
+        return new BundlePlan(spec, rootfs, imageMounts, uidBase, cgroupsPath, host, hostPids, seccomp, userns, user,
+                netns, mounts);
     }
 
     /** The namespace entry of the spec: none when the launcher puts the runtime in the sandbox's namespace. */

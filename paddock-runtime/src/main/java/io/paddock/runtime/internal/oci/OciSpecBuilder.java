@@ -164,16 +164,17 @@ public final class OciSpecBuilder {
                 List.of("bind", "ro", "nosuid", "nodev", "noexec"))));
         plan.netns().filter(ns -> ns.caBundleFile() != null).ifPresent(ns -> m.add(new Mount(CA_BUNDLE, "bind",
                 ns.caBundleFile(), List.of("bind", "ro", "nosuid", "nodev", "noexec"))));
-        if (plan.user().writableRoot()) {
-            // An image's root is an overlay with a writable layer on disk, limited to `disk` by its quota:
-            // /tmp and /workspace are part of it.
-            return List.copyOf(m);
+        if (!plan.user().writableRoot()) {
+            // The writable area; an image's root is an overlay with a writable layer on disk, limited to `disk`
+            // by its quota, of which /tmp and /workspace are part. runc gives a tmpfs root the mode of its
+            // mountpoint, so /tmp is 1777 and /workspace 0755 in the image's root directory; ownership comes
+            // from the options. One the sandbox's own mounts cover is left out.
+            m.add(new Mount("/tmp", "tmpfs", "tmpfs", List.of("nosuid", "nodev", size, nrInodes)));
+            m.add(new Mount("/workspace", "tmpfs", "tmpfs", List.of("nosuid", "nodev", size, nrInodes,
+                    "uid=" + SANDBOX_UID, "gid=" + SANDBOX_GID)));
+            m.removeIf(t -> t.type().equals("tmpfs") && plan.extraMounts().stream().anyMatch(x -> x.destination().equals(t.destination())));
         }
-        // The writable area. runc gives a tmpfs root the mode of its mountpoint, so /tmp is 1777 and
-        // /workspace 0755 in the image's root directory; ownership comes from the options.
-        m.add(new Mount("/tmp", "tmpfs", "tmpfs", List.of("nosuid", "nodev", size, nrInodes)));
-        m.add(new Mount("/workspace", "tmpfs", "tmpfs", List.of("nosuid", "nodev", size, nrInodes,
-                "uid=" + SANDBOX_UID, "gid=" + SANDBOX_GID)));
+        m.addAll(plan.extraMounts());
         return List.copyOf(m);
     }
 }
