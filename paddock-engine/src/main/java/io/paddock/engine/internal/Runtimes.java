@@ -30,7 +30,10 @@ final class Runtimes {
     private final Map<String, String> absent;
     private final String defaultName;
 
-    Runtimes(Map<String, SandboxRuntime> open, Map<String, String> absent, String defaultName) {
+    private final OciHost host;
+
+    Runtimes(OciHost host, Map<String, SandboxRuntime> open, Map<String, String> absent, String defaultName) {
+        this.host = host;
         this.open = Map.copyOf(open);
         this.absent = Map.copyOf(absent);
         this.defaultName = defaultName;
@@ -58,10 +61,15 @@ final class Runtimes {
         }
         String def = options.defaultRuntime().orElse(open.containsKey(RuncRuntime.NAME) || open.isEmpty()
                 ? RuncRuntime.NAME : RunscRuntime.NAME);
-        Runtimes r = new Runtimes(open, absent, def);
+        Runtimes r = new Runtimes(host, open, absent, def);
         r.require(def);
         LOG.log(System.Logger.Level.INFO, "isolation tiers: " + r.summary());
         return r;
+    }
+
+    /** What the host's tiers share: its state and storage directories, its writable filesystem, its tools. */
+    OciHost host() {
+        return host;
     }
 
     String defaultName() {

@@ -81,6 +81,7 @@ final class SandboxManager implements AutoCloseable {
     private final WarmPool pool;
     private final ImageService images;
     private final io.paddock.network.SandboxNetworks networks;
+    private final Workspaces workspaces;
     private volatile boolean closed;
 
     SandboxManager(LocalOptions options) {
@@ -90,6 +91,7 @@ final class SandboxManager implements AutoCloseable {
                 options.allowPrivate(), options.dataDir(), options.egressTrust());
         this.runtimes = Runtimes.detect(options, initBinary, networks);
         this.images = new ImageService(options.storageDir().resolve("images"));
+        this.workspaces = new Workspaces(runtimes.host());
         this.persistent = options.dataDir().isPresent();
         this.store = persistent ? SqliteSandboxStore.open(options.dataDir().get()) : SandboxStore.NONE;
         this.identity = persistent ? EngineIdentity.persistent(options.dataDir().get()) : EngineIdentity.create();
@@ -173,7 +175,8 @@ final class SandboxManager implements AutoCloseable {
             recorded = true;
             byte[] nonce = Ids.nonce();
             Failpoints.hit("create.before-runtime-start");
-            rt = warm != null ? warm.runtime() : runtime.start(new StartRequest(id, spec, identity.token(), hello(nonce), root.rootfs()));
+            rt = warm != null ? warm.runtime() : runtime.start(new StartRequest(id, spec, identity.token(), hello(nonce),
+                    root.rootfs(), Optional.empty(), workspaces.mounts(spec, root)));
             Failpoints.hit("create.after-runtime-start");
             InitClient client = warm != null ? warm.client() : InitClient.attach(rt.fromInit(), rt.toInit(), nonce, ATTACH_TIMEOUT, id.value());
             client.setDeadline(Duration.ofNanos(deadline - System.nanoTime()).plus(INIT_DEADLINE_GRACE));
@@ -215,6 +218,16 @@ final class SandboxManager implements AutoCloseable {
         ByteArrayOutputStream hello = new ByteArrayOutputStream();
         InitClient.writeHello(Channels.newChannel(hello), nonce, !persistent);
         return hello.toByteArray();
+    }
+
+    /** The engine's codebases and volumes. */
+    Workspaces workspaces() {
+        return workspaces;
+    }
+
+    /** The live sandboxes (creating or running) of this engine. */
+    List<ManagedSandbox> liveSandboxes() {
+        return sandboxes.values().stream().filter(s -> s.currentState().isLive()).toList();
     }
 
     /** The engine's images: pulls, builds, names. */

@@ -203,7 +203,9 @@ final class WarmPool implements AutoCloseable {
             return null;
         }
         // Egress secrets are the tenant's, wired into the network when it is made: such a spec is never pooled.
-        Pool p = spec.entrypoint().isEmpty() && spec.egressSecrets().isEmpty() ? pools.get(Shape.of(spec)) : null;
+        // A pooled sandbox was started without mounts: one that needs a codebase or volumes starts fresh.
+        Pool p = spec.entrypoint().isEmpty() && spec.egressSecrets().isEmpty() && spec.codebase().isEmpty()
+                && spec.volumes().isEmpty() ? pools.get(Shape.of(spec)) : null;
         if (p == null) {
             unpooled.incrementAndGet();
             return null;

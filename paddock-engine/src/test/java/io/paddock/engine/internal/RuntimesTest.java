@@ -16,7 +16,7 @@ class RuntimesTest {
 
     @Test
     void aTierTheHostLacksIsAFailedPreconditionSayingHowToInstallIt() {
-        Runtimes r = new Runtimes(Map.of(), Map.of("runc", "runc is not installed", "runsc", MISSING), "runc");
+        Runtimes r = new Runtimes(null, Map.of(), Map.of("runc", "runc is not installed", "runsc", MISSING), "runc");
         assertThatThrownBy(() -> r.require("runsc")).isInstanceOf(SandboxException.class)
                 .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION))
                 .hasMessageContaining("apt-get install -y runsc");
@@ -26,7 +26,7 @@ class RuntimesTest {
 
     @Test
     void specsWithoutATierGetTheDefault() {
-        Runtimes r = new Runtimes(Map.of(), Map.of(), "runsc");
+        Runtimes r = new Runtimes(null, Map.of(), Map.of(), "runsc");
         assertThat(r.nameFor(SandboxSpec.builder().build())).isEqualTo("runsc");
         assertThat(r.nameFor(SandboxSpec.builder().runtime("runc").build())).isEqualTo("runc");
         assertThat(r.find("runc")).isEmpty();
