@@ -15,10 +15,17 @@ import java.util.Objects;
 public final class LocalPaddock implements Paddock {
     private final SandboxManager manager;
     private final LocalImages images;
+    private final LocalCodebases codebases;
 
     public LocalPaddock(LocalOptions options) {
         this.manager = new SandboxManager(Objects.requireNonNull(options, "options"));
         this.images = new LocalImages(manager);
+        this.codebases = new LocalCodebases(manager);
+    }
+
+    @Override
+    public io.paddock.Codebases codebases() {
+        return codebases;
     }
 
     @Override

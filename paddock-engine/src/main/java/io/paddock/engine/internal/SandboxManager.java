@@ -176,7 +176,7 @@ final class SandboxManager implements AutoCloseable {
             byte[] nonce = Ids.nonce();
             Failpoints.hit("create.before-runtime-start");
             rt = warm != null ? warm.runtime() : runtime.start(new StartRequest(id, spec, identity.token(), hello(nonce),
-                    root.rootfs(), Optional.empty(), workspaces.mounts(spec, root)));
+                    root.rootfs(), Optional.empty(), workspaces.mounts(id, spec, root)));
             Failpoints.hit("create.after-runtime-start");
             InitClient client = warm != null ? warm.client() : InitClient.attach(rt.fromInit(), rt.toInit(), nonce, ATTACH_TIMEOUT, id.value());
             client.setDeadline(Duration.ofNanos(deadline - System.nanoTime()).plus(INIT_DEADLINE_GRACE));
@@ -196,6 +196,7 @@ final class SandboxManager implements AutoCloseable {
             }
             try {
                 runtime.destroy(id);
+                workspaces.released(id, spec);
             } catch (RuntimeException cleanup) {
                 e.addSuppressed(cleanup);
             }
@@ -510,6 +511,7 @@ final class SandboxManager implements AutoCloseable {
             return;
         }
         releaseName(sb.spec(), sb.id());
+        workspaces.released(sb.id(), sb.spec());
         recordState(sb, SandboxState.STOPPED, sb.stopReason());
         sb.finishStop();
         if (!closed) {

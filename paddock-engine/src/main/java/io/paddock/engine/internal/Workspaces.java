@@ -1,11 +1,17 @@
 package io.paddock.engine.internal;
 
+import io.paddock.CodebaseMount;
+import io.paddock.Permission;
+import io.paddock.SandboxId;
 import io.paddock.SandboxSpec;
+import io.paddock.workspace.CodebaseStore;
+import io.paddock.workspace.internal.ViewBuilder;
 import io.paddock.runtime.SandboxMount;
 import io.paddock.runtime.internal.bundle.OciHost;
 import io.paddock.runtime.internal.host.RootfsTool;
 import io.paddock.workspace.Subvolumes;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -17,9 +23,25 @@ import java.util.List;
  */
 final class Workspaces {
     private final OciHost host;
+    private volatile CodebaseStore codebases;
 
     Workspaces(OciHost host) {
         this.host = host;
+    }
+
+    /** The codebases, on the writable filesystem (set up on first use). */
+    CodebaseStore codebases() {
+        CodebaseStore c = codebases;
+        if (c == null) {
+            synchronized (this) {
+                if (codebases == null) {
+                    codebases = new CodebaseStore(writableDir().resolve("codebases"), subvolumes(host.rootfsTool()));
+                    codebases.sweep();
+                }
+                c = codebases;
+            }
+        }
+        return c;
     }
 
     /** The btrfs calls of the stores, made by the host's {@code paddock-rootfs}. */
@@ -51,11 +73,31 @@ final class Workspaces {
      * The mounts of a sandbox with this spec and root, in the order the tier mounts them: the codebase, then
      * the volumes. Prepares what they need (a codebase's view is made once per revision and rules).
      */
-    List<SandboxMount> mounts(SandboxSpec spec, SandboxRoot root) {
+    List<SandboxMount> mounts(SandboxId id, SandboxSpec spec, SandboxRoot root) {
         List<SandboxMount> out = new ArrayList<>();
-        if (spec.codebase().isPresent() || !spec.volumes().isEmpty()) {
-            throw new io.paddock.SandboxException(io.paddock.ErrorCode.FAILED_PRECONDITION, "codebases and volumes are not mounted yet");
+        spec.codebase().ifPresent(c -> out.add(codebaseMount(id, c, root)));
+        if (!spec.volumes().isEmpty()) {
+            throw new io.paddock.SandboxException(io.paddock.ErrorCode.FAILED_PRECONDITION, "volumes are not mounted yet");
         }
         return out;
+    }
+
+    /** The index of the codebase among a sandbox's mounts ({@link #mounts}): always the first. */
+    static final int CODEBASE_MOUNT = 0;
+
+    private SandboxMount codebaseMount(SandboxId id, CodebaseMount c, SandboxRoot root) {
+        CodebaseStore.Mounted m = codebases().mount(id.value(), c, root.uid(), root.gid());
+        boolean write = m.rootLevel() == Permission.WRITE;
+        return new SandboxMount.Layered(m.view(), c.path(), ViewBuilder.directoryMode(m.rootLevel()),
+                write ? root.uid() : -1, write ? root.gid() : -1);
+    }
+
+    /** Forgets what a destroyed sandbox held. */
+    void released(SandboxId id, SandboxSpec spec) {
+        spec.codebase().ifPresent(c -> {
+            if (codebases != null || Files.isDirectory(host.storageDir().resolve("writable").resolve("codebases"))) {
+                codebases().unmount(id.value(), c.codebase());
+            }
+        });
     }
 }

@@ -1,0 +1,81 @@
+package io.paddock.engine.internal;
+
+import io.paddock.CodebaseChange;
+import io.paddock.CodebaseInfo;
+import io.paddock.CodebaseMount;
+import io.paddock.CodebaseOptions;
+import io.paddock.Codebases;
+import io.paddock.ErrorCode;
+import io.paddock.SandboxException;
+import io.paddock.SandboxId;
+import io.paddock.runtime.SandboxRuntime;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Objects;
+
+/** {@link Codebases} of the embedded engine: the store on this host, and the sandboxes of this engine. */
+final class LocalCodebases implements Codebases {
+    private final SandboxManager manager;
+
+    LocalCodebases(SandboxManager manager) {
+        this.manager = manager;
+    }
+
+    @Override
+    public CodebaseInfo create(String name, Path dir, CodebaseOptions options) {
+        return manager.workspaces().codebases().create(name, Objects.requireNonNull(dir, "dir").toAbsolutePath(),
+                Objects.requireNonNull(options, "options"));
+    }
+
+    @Override
+    public List<CodebaseInfo> list() {
+        return manager.workspaces().codebases().list();
+    }
+
+    @Override
+    public CodebaseInfo get(String name) {
+        return manager.workspaces().codebases().get(name);
+    }
+
+    @Override
+    public void remove(String name) {
+        List<String> users = manager.liveSandboxes().stream()
+                .filter(s -> s.spec().codebase().map(c -> c.codebase().equals(name)).orElse(false))
+                .map(s -> s.id().value()).toList();
+        if (!users.isEmpty()) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "codebase '" + name + "' is mounted by "
+                    + String.join(", ", users) + "; destroy them first");
+        }
+        manager.workspaces().codebases().remove(name);
+    }
+
+    @Override
+    public List<CodebaseChange> diff(SandboxId sandbox) {
+        Mounted m = mounted(sandbox);
+        return manager.workspaces().codebases().diff(sandbox.value(), m.mount(), m.upper());
+    }
+
+    @Override
+    public CodebaseInfo commit(SandboxId sandbox) {
+        Mounted m = mounted(sandbox);
+        return manager.workspaces().codebases().commit(sandbox.value(), m.mount(), m.upper());
+    }
+
+    private record Mounted(CodebaseMount mount, Path upper) {
+    }
+
+    private Mounted mounted(SandboxId id) {
+        ManagedSandbox sb = manager.get(Objects.requireNonNull(id, "sandbox"));
+        CodebaseMount mount = sb.spec().codebase().orElseThrow(() -> new SandboxException(ErrorCode.FAILED_PRECONDITION,
+                "sandbox " + id + " has no codebase"));
+        if (!sb.currentState().isLive()) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + id + " has stopped; its changes were"
+                    + " discarded with it");
+        }
+        SandboxRuntime runtime = manager.runtimeFor(sb);
+        SandboxRuntime.WritableLayer layer = runtime.mountLayer(id, Workspaces.CODEBASE_MOUNT).orElseThrow(() ->
+                new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + id + "'s codebase layer is not on this host"));
+        return new Mounted(mount, layer.upper());
+    }
+}

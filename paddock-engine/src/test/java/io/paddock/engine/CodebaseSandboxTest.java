@@ -1,0 +1,292 @@
+package io.paddock.engine;
+
+import io.paddock.ByteSize;
+import io.paddock.CodebaseChange;
+import io.paddock.CodebaseInfo;
+import io.paddock.CodebaseMount;
+import io.paddock.CodebaseOptions;
+import io.paddock.ErrorCode;
+import io.paddock.ExecResult;
+import io.paddock.LocalOptions;
+import io.paddock.Paddock;
+import io.paddock.PermissionPreset;
+import io.paddock.PermissionRule;
+import io.paddock.Sandbox;
+import io.paddock.SandboxException;
+import io.paddock.SandboxSpec;
+import io.paddock.testkit.LeakCheckExtension;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.UUID;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Codebases in sandboxes, on both tiers and for both a non-root user (the host image's 1000) and root (an
+ * image's uid 0, without capabilities): each permission level as the kernel enforces it, the attacks of the
+ * issue (links, hard links, renames, {@code ..}, {@code /proc/self/fd}, chmod, deleting a read-only file in a
+ * writable directory), the reviewable delta (diff, commit of writable paths only, conflicts, discard on
+ * destroy), and nothing left after destroy.
+ */
+class CodebaseSandboxTest {
+    @RegisterExtension
+    static final LeakCheckExtension LEAKS = new LeakCheckExtension(LocalOptions.DEFAULT_STATE_DIR);
+
+    static final String SECRET = "TOPSECRET-" + UUID.randomUUID();
+    static Path source;
+
+    @BeforeAll
+    static void source() throws IOException, InterruptedException {
+        ImageFixtures.busybox();
+        source = Files.createTempDirectory("paddock-codebase");
+        write("secrets/key.txt", SECRET);
+        write(".env", "API_KEY=" + SECRET);
+        write("docs/a.md", "doc");
+        write("src/main.py", "code");
+        write("src/run.sh", "#!/bin/sh\necho ran\n");
+        Files.setPosixFilePermissions(source.resolve("src/run.sh"), java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        write("out/keep.txt", "keep");
+        write("build.log", "junk");
+        write(".gitignore", "*.log\n");
+        Files.createSymbolicLink(source.resolve("src/escape"), Path.of("/etc/passwd"));
+        Files.createSymbolicLink(source.resolve("src/docs"), Path.of("../docs"));
+    }
+
+    static void write(String rel, String text) throws IOException {
+        Path p = source.resolve(rel);
+        Files.createDirectories(p.getParent());
+        Files.writeString(p, text, StandardCharsets.UTF_8);
+    }
+
+    @AfterAll
+    static void cleanup() throws IOException {
+        io.paddock.image.internal.store.ImageStore.deleteTree(source);
+    }
+
+    static List<PermissionRule> rules(String... rules) {
+        return java.util.Arrays.stream(rules).map(PermissionRule::parse).toList();
+    }
+
+    @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+    abstract static class OnTier {
+        Paddock paddock;
+        String name;
+
+        abstract String tier();
+
+        /** The image: the host's (uid 1000) or a stored one running as root. */
+        abstract String image();
+
+        @BeforeAll
+        void start() {
+            paddock = Paddock.local(LocalOptions.builder().defaultRuntime(tier()).build());
+        }
+
+        /** Each test its own codebase: commits change it. */
+        @org.junit.jupiter.api.BeforeEach
+        void upload() {
+            name = "test-cb-" + UUID.randomUUID().toString().substring(0, 8);
+            CodebaseInfo info = paddock.codebases().create(name, source);
+            assertThat(info.revision()).isEqualTo(1);
+            assertThat(info.skipped()).extracting(CodebaseInfo.Skipped::path).contains("build.log", "src/escape");
+        }
+
+        @org.junit.jupiter.api.AfterEach
+        void removeCodebase() {
+            paddock.codebases().remove(name);
+        }
+
+        @AfterAll
+        void stop() {
+            if (paddock != null) {
+                paddock.close();
+            }
+        }
+
+        Sandbox create(PermissionPreset preset, String... rules) {
+            return paddock.create(SandboxSpec.builder().image(image()).memory(ByteSize.mib(256)).disk(ByteSize.mib(64))
+                    .codebase(new CodebaseMount(name, "/workspace", preset, rules(rules))).build());
+        }
+
+        static String sh(Sandbox sb, String script) {
+            ExecResult r = sb.exec("sh", "-c", script);
+            return r.stdoutText() + r.stderrText();
+        }
+
+        @Test
+        void eachLevelIsEnforcedByTheKernel() {
+            try (Sandbox sb = create(PermissionPreset.READ_ONLY, "secrets/**:none", ".env:none", "docs/**:view", "out/**:write")) {
+                assertThat(sh(sb, "cat /workspace/src/main.py")).isEqualTo("code");
+                assertThat(sh(sb, "/workspace/src/run.sh")).isEqualTo("ran\n");
+                String listing = sh(sb, "ls -aR /workspace; grep -rs TOPSECRET /workspace; true");
+                assertThat(listing).doesNotContain("key.txt").doesNotContain(".env").doesNotContain("secrets")
+                        .doesNotContain(SECRET).contains("a.md").doesNotContain("build.log");
+                assertThat(sh(sb, "stat /workspace/secrets/key.txt 2>&1; stat /workspace/.env 2>&1"))
+                        .contains("No such file or directory").doesNotContain("Size");
+                assertThat(sh(sb, "stat -c %s /workspace/docs/a.md; cat /workspace/docs/a.md 2>&1"))
+                        .startsWith("3\n").contains("Permission denied").doesNotContain("doc\n");
+                assertThat(sh(sb, "echo x >> /workspace/src/main.py; touch /workspace/src/new; chmod 666 /workspace/src/main.py;"
+                        + " rm -f /workspace/src/main.py; mv /workspace/src /workspace/out/src; true"))
+                        .contains("Permission denied");
+                // chmod, rm and mv of a file whose owner the sandbox cannot map fail with EOVERFLOW or EPERM/EACCES
+                assertThat(sh(sb, "cat /workspace/src/main.py; ls /workspace/src /workspace/out")).startsWith("code")
+                        .doesNotContain("new").contains("main.py");
+                assertThat(sh(sb, "echo result > /workspace/out/r.txt && cat /workspace/out/r.txt")).isEqualTo("result\n");
+                assertThat(sh(sb, "rm -f /workspace/out/keep.txt 2>&1; echo y >> /workspace/out/keep.txt; cat /workspace/out/keep.txt"))
+                        .contains("y");
+            }
+        }
+
+        @Test
+        void hiddenFilesCannotBeReachedThroughLinksRenamesOrDescriptors() {
+            try (Sandbox sb = create(PermissionPreset.READ_ONLY, "secrets/**:none", ".env:none", "docs/**:view", "out/**:write")) {
+                String out = sh(sb, "cd /workspace; ln -s ../secrets/key.txt out/l; cat out/l; ln secrets/key.txt out/h;"
+                        + " cat out/h; mv secrets out/s; cat out/s/key.txt; cat out/../secrets/key.txt; cat ./src/../.env;"
+                        + " ln docs/a.md out/doc; cat out/doc; cp docs/a.md out/copy; cat out/copy;"
+                        + " exec 3< docs/a.md; cat /proc/self/fd/3; ls /workspace/SECRETS /workspace/Secrets; true");
+                assertThat(out).doesNotContain(SECRET).doesNotContain("doc\n");
+                if (image().equals("host")) {
+                    String py = sh(sb, "python3 -c \"import os,mmap\n"
+                            + "for p in ['/workspace/docs/a.md','/workspace/secrets/key.txt']:\n"
+                            + "  try:\n"
+                            + "    fd=os.open(p, os.O_PATH); print(open('/proc/self/fd/%d' % fd).read())\n"
+                            + "  except OSError as e: print('refused', e.errno)\n"
+                            + "  try:\n"
+                            + "    f=open(p,'rb'); print(mmap.mmap(f.fileno(),0,prot=mmap.PROT_READ)[:])\n"
+                            + "  except OSError as e: print('refused', e.errno)\n\"");
+                    assertThat(py).doesNotContain(SECRET).doesNotContain("doc").contains("refused 13", "refused 2");
+                }
+            }
+        }
+
+        @Test
+        void changesAreAReviewableDeltaCommittedOnlyWhereWritable() throws IOException {
+            try (Sandbox sb = create(PermissionPreset.DEVELOPMENT)) {
+                sh(sb, "cd /workspace && echo new > out/new.txt && echo changed > src/main.py && rm docs/a.md"
+                        + " && echo leaked > out/.env.local && mkdir -p out/deep/dir && echo d > out/deep/dir/f");
+                List<CodebaseChange> diff = paddock.codebases().diff(sb.id());
+                assertThat(diff).contains(new CodebaseChange("out/new.txt", CodebaseChange.Kind.ADDED, true),
+                        new CodebaseChange("src/main.py", CodebaseChange.Kind.MODIFIED, true),
+                        new CodebaseChange("docs/a.md", CodebaseChange.Kind.DELETED, true),
+                        new CodebaseChange("out/.env.local", CodebaseChange.Kind.ADDED, false),
+                        new CodebaseChange("out/deep/dir/f", CodebaseChange.Kind.ADDED, true));
+                assertThat(Files.readString(source.resolve("src/main.py"))).isEqualTo("code");
+                CodebaseInfo after = paddock.codebases().commit(sb.id());
+                assertThat(after.revision()).isEqualTo(paddock.codebases().get(name).revision());
+                assertThat(after.skipped()).extracting(CodebaseInfo.Skipped::path).containsExactly("out/.env.local");
+            }
+            try (Sandbox sb = create(PermissionPreset.FULL_ACCESS)) {
+                assertThat(sh(sb, "cat /workspace/out/new.txt /workspace/src/main.py /workspace/out/deep/dir/f;"
+                        + " ls /workspace/docs /workspace/out")).contains("new\nchanged\nd\n").doesNotContain("a.md")
+                        .doesNotContain(".env.local");
+                assertThat(paddock.codebases().diff(sb.id())).isEmpty();
+            }
+            assertThat(Files.readString(source.resolve("src/main.py"))).isEqualTo("code");
+        }
+
+        @Test
+        void aCommitThatMeetsANewerChangeIsRefusedWhole() {
+            try (Sandbox a = create(PermissionPreset.FULL_ACCESS); Sandbox b = create(PermissionPreset.FULL_ACCESS)) {
+                sh(a, "echo from-a > /workspace/out/conflict.txt");
+                sh(b, "echo from-b > /workspace/out/conflict.txt; echo only-b > /workspace/out/only-b.txt");
+                paddock.codebases().commit(a.id());
+                int revision = paddock.codebases().get(name).revision();
+                assertThatThrownBy(() -> paddock.codebases().commit(b.id())).isInstanceOf(SandboxException.class)
+                        .hasMessageContaining("out/conflict.txt")
+                        .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
+                assertThat(paddock.codebases().get(name).revision()).isEqualTo(revision);
+                paddock.codebases().commit(a.id()); // the same changes again: no conflict
+            }
+        }
+
+        @Test
+        void aMountedCodebaseCannotBeRemovedAndAStoppedSandboxHasNoDelta() {
+            Sandbox sb = create(PermissionPreset.VIEW_ONLY);
+            try {
+                assertThat(sh(sb, "ls -l /workspace/src/main.py; cat /workspace/src/main.py 2>&1"))
+                        .contains("Permission denied");
+                assertThatThrownBy(() -> paddock.codebases().remove(name)).isInstanceOf(SandboxException.class)
+                        .hasMessageContaining(sb.id().value());
+            } finally {
+                sb.destroy();
+            }
+            assertThatThrownBy(() -> paddock.codebases().diff(sb.id())).isInstanceOf(SandboxException.class);
+        }
+    }
+
+    @Nested
+    class Runc extends OnTier {
+        @Override
+        String tier() {
+            return "runc";
+        }
+
+        @Override
+        String image() {
+            return "host";
+        }
+    }
+
+    @Nested
+    class RuncRoot extends OnTier {
+        @Override
+        String tier() {
+            return "runc";
+        }
+
+        @Override
+        String image() {
+            return ImageFixtures.BUSYBOX;
+        }
+    }
+
+    @Nested
+    class Runsc extends OnTier {
+        @Override
+        String tier() {
+            return "runsc";
+        }
+
+        @Override
+        String image() {
+            return "host";
+        }
+    }
+
+    @Nested
+    class RunscRoot extends OnTier {
+        @Override
+        String tier() {
+            return "runsc";
+        }
+
+        @Override
+        String image() {
+            return ImageFixtures.BUSYBOX;
+        }
+    }
+
+    @Test
+    void badInputIsNamed() {
+        assertThatThrownBy(() -> new CodebaseMount("Bad Name", "/workspace", PermissionPreset.VIEW_ONLY, List.of()))
+                .hasMessageContaining("codebase");
+        assertThatThrownBy(() -> CodebaseMount.parse("cb:/proc/x", PermissionPreset.VIEW_ONLY, List.of()))
+                .hasMessageContaining("reserved");
+        assertThatThrownBy(() -> CodebaseMount.parse("cb:relative", PermissionPreset.VIEW_ONLY, List.of()))
+                .hasMessageContaining("absolute");
+        assertThatThrownBy(() -> PermissionRule.parse("*.{pem,key}:none")).hasMessageContaining("*.{pem,key}");
+        assertThatThrownBy(() -> PermissionPreset.parse("everything")).hasMessageContaining("unknown preset");
+        assertThatThrownBy(() -> new CodebaseOptions(List.of(""), ByteSize.mib(1))).hasMessageContaining("ignore");
+    }
+}

@@ -1,0 +1,409 @@
+package io.paddock.workspace;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.paddock.CodebaseChange;
+import io.paddock.CodebaseInfo;
+import io.paddock.CodebaseMount;
+import io.paddock.CodebaseOptions;
+import io.paddock.ErrorCode;
+import io.paddock.Permission;
+import io.paddock.SandboxException;
+import io.paddock.internal.Validate;
+import io.paddock.workspace.internal.PermissionPlan;
+import io.paddock.workspace.internal.Revisions;
+import io.paddock.workspace.internal.Tree;
+import io.paddock.workspace.internal.TreeWalk;
+import io.paddock.workspace.internal.UpperDiff;
+import io.paddock.workspace.internal.ViewBuilder;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
+
+/**
+ * Codebases on the host's writable btrfs filesystem, each revision a subvolume that is never changed once made:
+ *
+ * <pre>
+ *   codebases/&lt;name&gt;/codebase.json      name, revision, files, bytes, updated
+ *   codebases/&lt;name&gt;/r&lt;N&gt;/              revision N (owned by the engine; files 0644/0755, directories 0755)
+ *   codebases/&lt;name&gt;/views/&lt;key&gt;/       a revision as a sandbox sees it under some rules (see {@link ViewBuilder}),
+ *                                          a snapshot of the revision made once per revision, rules and user
+ *   codebases/&lt;name&gt;/sandboxes/&lt;id&gt;     the revision and view a sandbox started from
+ * </pre>
+ *
+ * Every change is made under a temporary name and renamed into place, so a crash leaves no half codebase,
+ * revision or view. Thread-safe: operations on one codebase are serialised.
+ */
+public final class CodebaseStore {
+    /** The most a codebase's revision may hold. */
+    public static final long MAX_BYTES = 64L << 30;
+    /** Bumped when what a view holds changes, so that views made before are not reused. */
+    private static final int VIEW_FORMAT = 1;
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final Path dir;
+    private final Subvolumes subvolumes;
+    private final Map<String, Object> locks = new ConcurrentHashMap<>();
+
+    /** A sandbox's codebase: the revision it started from and the view it mounts. */
+    public record Mounted(String codebase, int revision, Path view, Permission rootLevel) {
+    }
+
+    public CodebaseStore(Path dir, Subvolumes subvolumes) {
+        this.dir = dir;
+        this.subvolumes = subvolumes;
+    }
+
+    private Object lock(String name) {
+        return locks.computeIfAbsent(name, n -> new Object());
+    }
+
+    private Path home(String name) {
+        return dir.resolve(Validate.name("codebase", name));
+    }
+
+    // ---- create, list, remove ----
+
+    /** Uploads {@code source} as codebase {@code name} (revision 1). */
+    public CodebaseInfo create(String name, Path source, CodebaseOptions options) {
+        Path home = home(name);
+        synchronized (lock(name)) {
+            if (Files.exists(home, LinkOption.NOFOLLOW_LINKS)) {
+                throw new SandboxException(ErrorCode.ALREADY_EXISTS, "codebase '" + name + "' already exists");
+            }
+            TreeWalk.Result walked;
+            try {
+                walked = TreeWalk.walk(source, new TreeWalk.Options(options.maxFileSize().bytes(), options.ignore()));
+            } catch (java.nio.file.NoSuchFileException e) {
+                throw SandboxException.invalid("from", "'" + source + "' does not exist");
+            } catch (IOException e) {
+                throw SandboxException.invalid("from", "cannot read '" + source + "': " + e.getMessage());
+            }
+            long bytes = walked.tree().entries().stream().mapToLong(Tree.Entry::size).sum();
+            if (bytes > MAX_BYTES) {
+                throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "codebase '" + name + "' would hold " + bytes
+                        + " bytes; the most is " + MAX_BYTES);
+            }
+            Path staging = dir.resolve(".tmp-" + random());
+            try {
+                Files.createDirectories(staging);
+                Path rev = staging.resolve("r1");
+                subvolumes.create(rev, MAX_BYTES);
+                copyTree(source, walked.tree(), rev);
+                Instant now = Instant.now();
+                long files = walked.tree().entries().stream().filter(e -> e.kind() != Tree.Kind.DIRECTORY).count();
+                writeMeta(staging, new CodebaseInfo(name, 1, files, bytes, now, List.of()));
+                Files.move(staging, home, StandardCopyOption.ATOMIC_MOVE);
+                List<CodebaseInfo.Skipped> skipped = walked.skipped().stream().map(s -> new CodebaseInfo.Skipped(s.path(),
+                        s.reason().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-')
+                                + (s.detail().isEmpty() ? "" : ": " + s.detail()))).toList();
+                return new CodebaseInfo(name, 1, files, bytes, now, skipped);
+            } catch (IOException | RuntimeException e) {
+                deleteQuietly(staging);
+                if (e instanceof FileAlreadyExistsException) {
+                    throw new SandboxException(ErrorCode.ALREADY_EXISTS, "codebase '" + name + "' already exists");
+                }
+                throw e instanceof SandboxException se ? se
+                        : new SandboxException(ErrorCode.INTERNAL, "storing codebase '" + name + "' failed: " + e, e);
+            }
+        }
+    }
+
+    private static void copyTree(Path source, Tree tree, Path target) throws IOException {
+        for (Tree.Entry e : tree.entries()) {
+            Path from = source.resolve(e.path());
+            Path to = target.resolve(e.path());
+            switch (e.kind()) {
+                case DIRECTORY -> {
+                    Files.createDirectory(to);
+                    Files.setAttribute(to, "unix:mode", 0755, LinkOption.NOFOLLOW_LINKS);
+                }
+                case SYMLINK -> Files.createSymbolicLink(to, Path.of(e.target()));
+                case FILE -> {
+                    boolean exec = ((Integer) Files.getAttribute(from, "unix:mode", LinkOption.NOFOLLOW_LINKS) & 0111) != 0;
+                    try (InputStream in = Files.newInputStream(from, LinkOption.NOFOLLOW_LINKS)) {
+                        Files.copy(in, to);
+                    }
+                    Files.setAttribute(to, "unix:mode", exec ? 0755 : 0644, LinkOption.NOFOLLOW_LINKS);
+                }
+            }
+        }
+    }
+
+    public List<CodebaseInfo> list() {
+        if (!Files.isDirectory(dir)) {
+            return List.of();
+        }
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.map(p -> p.getFileName().toString()).filter(n -> !n.startsWith(".")).sorted()
+                    .map(this::find).flatMap(Optional::stream).toList();
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.INTERNAL, "cannot list codebases: " + e, e);
+        }
+    }
+
+    public CodebaseInfo get(String name) {
+        return find(name).orElseThrow(() -> new SandboxException(ErrorCode.NOT_FOUND, "no codebase named '" + name + "'"));
+    }
+
+    private Optional<CodebaseInfo> find(String name) {
+        Path meta = home(name).resolve("codebase.json");
+        if (!Files.isRegularFile(meta, LinkOption.NOFOLLOW_LINKS)) {
+            return Optional.empty();
+        }
+        try {
+            JsonNode o = JSON.readTree(meta.toFile());
+            return Optional.of(new CodebaseInfo(o.get("name").asText(), o.get("revision").asInt(), o.get("files").asLong(),
+                    o.get("bytes").asLong(), Instant.parse(o.get("updated").asText()), List.of()));
+        } catch (IOException | RuntimeException e) {
+            throw new SandboxException(ErrorCode.INTERNAL, "codebase '" + name + "' has a damaged record " + meta + ": " + e, e);
+        }
+    }
+
+    private static void writeMeta(Path home, CodebaseInfo info) throws IOException {
+        ObjectNode o = JSON.createObjectNode().put("name", info.name()).put("revision", info.revision())
+                .put("files", info.files()).put("bytes", info.bytes()).put("updated", info.updated().toString());
+        Path tmp = home.resolve(".codebase.json.tmp");
+        Files.writeString(tmp, JSON.writeValueAsString(o), StandardCharsets.UTF_8);
+        Files.move(tmp, home.resolve("codebase.json"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    /** Deletes a codebase: its revisions, views and records. The caller checks that no sandbox mounts it. */
+    public void remove(String name) {
+        Path home = home(name);
+        synchronized (lock(name)) {
+            get(name);
+            Path doomed = dir.resolve(".rm-" + random());
+            try {
+                Files.move(home, doomed, StandardCopyOption.ATOMIC_MOVE);
+            } catch (IOException e) {
+                throw new SandboxException(ErrorCode.INTERNAL, "cannot remove codebase '" + name + "': " + e, e);
+            }
+            deleteQuietly(doomed);
+        }
+    }
+
+    /** Deletes what a crash left under temporary names. */
+    public void sweep() {
+        if (!Files.isDirectory(dir)) {
+            return;
+        }
+        try (Stream<Path> s = Files.list(dir)) {
+            s.filter(p -> p.getFileName().toString().startsWith(".")).forEach(this::deleteQuietly);
+        } catch (IOException e) {
+            // nothing to sweep
+        }
+    }
+
+    /** Deletes a directory holding subvolumes: each subvolume through the tool, the rest directly. */
+    private void deleteQuietly(Path p) {
+        try {
+            if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+                return;
+            }
+            if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS) && isSubvolume(p)) {
+                subvolumes.delete(p);
+                return;
+            }
+            if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+                try (Stream<Path> s = Files.list(p)) {
+                    s.toList().forEach(this::deleteQuietly);
+                }
+            }
+            Files.deleteIfExists(p);
+        } catch (IOException | RuntimeException e) {
+            System.getLogger(CodebaseStore.class.getName()).log(System.Logger.Level.WARNING, "cannot delete " + p + ": " + e);
+        }
+    }
+
+    /** A btrfs subvolume's root directory has inode number 256. */
+    private static boolean isSubvolume(Path p) throws IOException {
+        return ((Long) Files.getAttribute(p, "unix:ino", LinkOption.NOFOLLOW_LINKS)) == 256L;
+    }
+
+    // ---- views ----
+
+    /**
+     * The view of codebase {@code mount.codebase()}'s current revision under the mount's rules for a sandbox
+     * running as {@code uid}:{@code gid}, made on first use; recorded as the sandbox's.
+     */
+    public Mounted mount(String sandboxId, CodebaseMount mount, int uid, int gid) {
+        String name = mount.codebase();
+        synchronized (lock(name)) {
+            CodebaseInfo info = get(name);
+            Path home = home(name);
+            Path rev = home.resolve("r" + info.revision());
+            String key = viewKey(info.revision(), mount, uid, gid);
+            Path view = home.resolve("views").resolve(key);
+            PermissionPlan plan;
+            try {
+                plan = PermissionPlan.compile(mount.preset(), mount.rules(), Revisions.list(rev));
+                if (!Files.exists(view, LinkOption.NOFOLLOW_LINKS)) {
+                    Files.createDirectories(view.getParent());
+                    Path tmp = view.resolveSibling(".tmp-" + random());
+                    try {
+                        subvolumes.snapshot(rev, tmp);
+                        ViewBuilder.apply(tmp, plan, uid, gid);
+                        Files.move(tmp, view, StandardCopyOption.ATOMIC_MOVE);
+                    } catch (IOException | RuntimeException e) {
+                        deleteQuietly(tmp);
+                        throw e;
+                    }
+                }
+                Path users = Files.createDirectories(home.resolve("sandboxes"));
+                Files.writeString(users.resolve(sandboxId), info.revision() + "\n", StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw new SandboxException(ErrorCode.INTERNAL, "preparing codebase '" + name + "' failed: " + e, e);
+            }
+            return new Mounted(name, info.revision(), view, plan.levelOf(""));
+        }
+    }
+
+    /** Forgets a sandbox's record (at its destroy). */
+    public void unmount(String sandboxId, String codebase) {
+        try {
+            Files.deleteIfExists(home(codebase).resolve("sandboxes").resolve(sandboxId));
+        } catch (IOException | SandboxException e) {
+            // a missing codebase has nothing to forget
+        }
+    }
+
+    private static String viewKey(int revision, CodebaseMount mount, int uid, int gid) {
+        StringBuilder s = new StringBuilder().append(VIEW_FORMAT).append('\n').append(revision).append('\n')
+                .append(mount.preset().label()).append('\n').append(uid).append(':').append(gid).append('\n');
+        mount.rules().forEach(r -> s.append(r).append('\n'));
+        try {
+            byte[] d = MessageDigest.getInstance("SHA-256").digest(s.toString().getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(d, 0, 16);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The revision a sandbox started from. */
+    private int baseRevision(String sandboxId, String name) {
+        try {
+            return Integer.parseInt(Files.readString(home(name).resolve("sandboxes").resolve(sandboxId)).trim());
+        } catch (IOException | NumberFormatException e) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + sandboxId + " has no record of codebase '"
+                    + name + "' (was it removed?)");
+        }
+    }
+
+    // ---- diff and commit ----
+
+    /** What the sandbox changed: its writable layer {@code upper} against the revision it started from. */
+    public List<CodebaseChange> diff(String sandboxId, CodebaseMount mount, Path upper) {
+        synchronized (lock(mount.codebase())) {
+            Path base = home(mount.codebase()).resolve("r" + baseRevision(sandboxId, mount.codebase()));
+            try {
+                Tree tree = Revisions.list(base);
+                PermissionPlan plan = PermissionPlan.compile(mount.preset(), mount.rules(), tree);
+                return UpperDiff.of(upper, base, tree).stream()
+                        .map(c -> new CodebaseChange(c.path(), c.kind(), plan.levelOf(c.path()) == Permission.WRITE)).toList();
+            } catch (IOException e) {
+                throw new SandboxException(ErrorCode.INTERNAL, "reading the changes of " + sandboxId + " failed: " + e, e);
+            }
+        }
+    }
+
+    /**
+     * Applies the sandbox's writable changes as the codebase's next revision: all or none. A change to a path
+     * whose state in the current revision differs from both the sandbox's base and the sandbox's own is a
+     * conflict: nothing is applied.
+     */
+    public CodebaseInfo commit(String sandboxId, CodebaseMount mount, Path upper) {
+        String name = mount.codebase();
+        synchronized (lock(name)) {
+            CodebaseInfo current = get(name);
+            Path home = home(name);
+            Path base = home.resolve("r" + baseRevision(sandboxId, name));
+            Path head = home.resolve("r" + current.revision());
+            Path next = home.resolve("r" + (current.revision() + 1));
+            Path tmp = home.resolve(".tmp-" + random());
+            try {
+                Tree baseTree = Revisions.list(base);
+                PermissionPlan plan = PermissionPlan.compile(mount.preset(), mount.rules(), baseTree);
+                List<UpperDiff.Change> all = UpperDiff.of(upper, base, baseTree);
+                List<UpperDiff.Change> apply = new ArrayList<>();
+                List<CodebaseInfo.Skipped> refused = new ArrayList<>();
+                for (UpperDiff.Change c : all) {
+                    if (plan.levelOf(c.path()) != Permission.WRITE) {
+                        refused.add(new CodebaseInfo.Skipped(c.path(), "not writable under the sandbox's rules"));
+                    } else if (c.type() == UpperDiff.Kind.SYMLINK && leavesRoot(c.path(), c.linkTarget())) {
+                        refused.add(new CodebaseInfo.Skipped(c.path(), "link-outside: " + c.linkTarget()));
+                    } else {
+                        apply.add(c);
+                    }
+                }
+                if (!head.equals(base)) {
+                    List<String> conflicts = Commits.conflicts(apply, base, head);
+                    if (!conflicts.isEmpty()) {
+                        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "codebase '" + name + "' changed since "
+                                + sandboxId + " started (revision " + base.getFileName().toString().substring(1) + ", now "
+                                + current.revision() + "); conflicting paths: " + String.join(", ", conflicts.subList(0,
+                                Math.min(20, conflicts.size()))) + (conflicts.size() > 20 ? ", …" : ""));
+                    }
+                }
+                subvolumes.snapshot(head, tmp);
+                Commits.apply(apply, tmp);
+                Tree after = Revisions.list(tmp);
+                long bytes = after.entries().stream().mapToLong(Tree.Entry::size).sum();
+                long files = after.entries().stream().filter(e -> e.kind() != Tree.Kind.DIRECTORY).count();
+                Files.move(tmp, next, StandardCopyOption.ATOMIC_MOVE);
+                CodebaseInfo info = new CodebaseInfo(name, current.revision() + 1, files, bytes, Instant.now(), List.of());
+                writeMeta(home, info);
+                return new CodebaseInfo(info.name(), info.revision(), info.files(), info.bytes(), info.updated(), refused);
+            } catch (IOException | RuntimeException e) {
+                deleteQuietly(tmp);
+                throw e instanceof SandboxException se ? se
+                        : new SandboxException(ErrorCode.INTERNAL, "committing " + sandboxId + " to codebase '" + name
+                        + "' failed: " + e, e);
+            }
+        }
+    }
+
+    /** Whether a link at {@code path} with this target would point outside the codebase (or is absolute). */
+    static boolean leavesRoot(String path, String target) {
+        if (target.startsWith("/")) {
+            return true;
+        }
+        int depth = path.split("/").length - 1;
+        for (String s : target.split("/")) {
+            if (s.equals("..")) {
+                depth--;
+                if (depth < 0) {
+                    return true;
+                }
+            } else if (!s.isEmpty() && !s.equals(".")) {
+                depth++;
+            }
+        }
+        return false;
+    }
+
+    private static String random() {
+        byte[] b = new byte[8];
+        RANDOM.nextBytes(b);
+        return HexFormat.of().formatHex(b);
+    }
+}
