@@ -47,10 +47,12 @@ final class RemotePaddock implements Paddock {
 
     private final Http http;
     private final RemoteImages images;
+    private final RemoteCodebases codebases;
 
     private RemotePaddock(Http http) {
         this.http = http;
         this.images = new RemoteImages(http);
+        this.codebases = new RemoteCodebases(http);
     }
 
     static RemotePaddock connect(URI url, String token) {
@@ -139,6 +141,11 @@ final class RemotePaddock implements Paddock {
     @Override
     public Images images() {
         return images;
+    }
+
+    @Override
+    public io.paddock.Codebases codebases() {
+        return codebases;
     }
 
     /** Releases this client only; the daemon's sandboxes are not destroyed (see the class comment). */

@@ -53,7 +53,7 @@ final class TarStream extends InputStream {
     private volatile IOException failure;
 
     /** One thing to put in the tar: bytes under a name, or a tree (a file or a directory) under a prefix. */
-    private record Source(String name, byte[] bytes, Path tree) {
+    private record Source(String name, byte[] bytes, Path tree, boolean shallow) {
     }
 
     private record Frame(Path dir, String name, Iterator<Path> children) {
@@ -71,7 +71,7 @@ final class TarStream extends InputStream {
 
         /** A regular file {@code name} (mode 0644) holding {@code bytes}. */
         Builder bytes(String name, byte[] bytes) {
-            sources.add(new Source(name, bytes.clone(), null));
+            sources.add(new Source(name, bytes.clone(), null, false));
             return this;
         }
 
@@ -81,7 +81,13 @@ final class TarStream extends InputStream {
          * context). {@code path} itself is taken as it is (resolve it first to follow a link the caller named).
          */
         Builder tree(String prefix, Path path) {
-            sources.add(new Source(prefix, null, path));
+            sources.add(new Source(prefix, null, path, false));
+            return this;
+        }
+
+        /** {@code path} as the one entry {@code name}: a directory without what is under it (a listed upload). */
+        Builder entry(String name, Path path) {
+            sources.add(new Source(name, null, path, true));
             return this;
         }
 
@@ -172,7 +178,7 @@ final class TarStream extends InputStream {
                 }
                 Path child = top.children().next();
                 String name = (top.name().isEmpty() ? "" : top.name() + "/") + child.getFileName();
-                if (entry(name, child)) {
+                if (entry(name, child, false)) {
                     return true;
                 }
                 continue;
@@ -191,14 +197,14 @@ final class TarStream extends InputStream {
             }
             if (s.name().isEmpty()) {
                 walk.push(new Frame(s.tree(), "", children(s.tree(), ".")));
-            } else if (entry(s.name(), s.tree())) {
+            } else if (entry(s.name(), s.tree(), s.shallow())) {
                 return true;
             }
         }
     }
 
     /** Queues the entry for {@code path} as {@code name}; false when it is skipped (a special file). */
-    private boolean entry(String name, Path path) throws IOException {
+    private boolean entry(String name, Path path, boolean shallow) throws IOException {
         BasicFileAttributes a;
         try {
             a = Files.readAttributes(path, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
@@ -212,7 +218,9 @@ final class TarStream extends InputStream {
         }
         if (a.isDirectory()) {
             header(name + "/", '5', mode(path, 0755), 0, mtime, "");
-            walk.push(new Frame(path, name, children(path, name)));
+            if (!shallow) {
+                walk.push(new Frame(path, name, children(path, name)));
+            }
             return true;
         }
         if (!a.isRegularFile()) {

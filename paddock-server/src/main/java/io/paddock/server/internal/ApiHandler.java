@@ -192,6 +192,34 @@ public final class ApiHandler extends Handler.Abstract {
                 sb.updateNetwork(Wire.networkPolicy(readJson(request)));
                 json(response, callback, 200, Wire.json(tenancy.view(caller, sb.info())));
             }
+            case CREATE_CODEBASE -> {
+                String name = beforeUpload(request, () -> tenancy.resourceName(caller, m.param("name"), "codebase"));
+                io.paddock.CodebaseOptions options = beforeUpload(request, () -> CodebaseWire.options(query));
+                try (ContextTar upload = readContext(request, "the codebase upload")) {
+                    io.paddock.CodebaseInfo info = paddock.codebases().create(name, upload.root(), options);
+                    response.getHeaders().put(HttpHeader.LOCATION, "/v1/codebases/" + m.param("name"));
+                    json(response, callback, 201, CodebaseWire.json(tenancy.clientResourceName(caller, info.name()), info));
+                }
+            }
+            case LIST_CODEBASES -> {
+                ObjectNode out = Wire.object();
+                ArrayNode all = out.putArray("codebases");
+                paddock.codebases().list().stream().filter(c -> tenancy.ownsResource(caller, c.name()))
+                        .forEach(c -> all.add(CodebaseWire.json(tenancy.clientResourceName(caller, c.name()), c)));
+                json(response, callback, 200, out);
+            }
+            case GET_CODEBASE -> json(response, callback, 200, CodebaseWire.json(m.param("name"),
+                    paddock.codebases().get(tenancy.resourceName(caller, m.param("name"), "codebase"))));
+            case DELETE_CODEBASE -> {
+                paddock.codebases().remove(tenancy.resourceName(caller, m.param("name"), "codebase"));
+                noContent(response, callback);
+            }
+            case CODEBASE_DIFF -> json(response, callback, 200,
+                    CodebaseWire.json(paddock.codebases().diff(sandbox(caller, m).id())));
+            case CODEBASE_COMMIT -> {
+                io.paddock.CodebaseInfo info = paddock.codebases().commit(sandbox(caller, m).id());
+                json(response, callback, 200, CodebaseWire.json(tenancy.clientResourceName(caller, info.name()), info));
+            }
             case PORT_URL -> {
                 Sandbox sb = sandbox(caller, m);
                 JsonNode body = carriesBody(request) ? readJson(request) : null;
@@ -316,14 +344,19 @@ public final class ApiHandler extends Handler.Abstract {
      * Content-Length up front and again while streaming, 408 for a body under the minimum rate.
      */
     private ContextTar readContext(Request request) throws IOException {
+        return readContext(request, "the build context");
+    }
+
+    /** As {@link #readContext(Request)}, for an upload named {@code what} in errors. */
+    private ContextTar readContext(Request request, String what) throws IOException {
         long length = request.getLength();
         if (length > limits.maxUploadBytes()) {
-            throw HttpError.tooLarge("the build context", limits.maxUploadBytes());
+            throw HttpError.tooLarge(what, limits.maxUploadBytes());
         }
         ContextTar context;
-        try (BodyStream body = uploadBody(request, "the build context")) {
+        try (BodyStream body = uploadBody(request, what)) {
             try {
-                context = ContextTar.receive(body, limits.maxUploadBytes()); // reads the body to its end
+                context = ContextTar.receive(body, limits.maxUploadBytes(), what); // reads the body to its end
             } catch (HttpError e) {
                 throw e; // over the limit or too slow: the connection closes
             } catch (RuntimeException e) {

@@ -57,6 +57,11 @@ final class ContextTar implements AutoCloseable {
      * escapes, or holds whiteouts; 413 and 408 as {@code body} raises them; 429 for too many entries.
      */
     static ContextTar receive(InputStream body, long maxBytes) {
+        return receive(body, maxBytes, "the build context");
+    }
+
+    /** As {@link #receive(InputStream, long)}, naming the upload {@code what} in errors. */
+    static ContextTar receive(InputStream body, long maxBytes, String what) {
         Path parent;
         Path root;
         try {
@@ -78,7 +83,7 @@ final class ContextTar implements AutoCloseable {
                 throw source.failure; // the body's own limit or deadline (413, 408), not a corrupt tar
             }
             if (e instanceof SandboxException s) {
-                throw new SandboxException(s.code(), "the build context: " + contextTerms(s.getMessage()), s);
+                throw new SandboxException(s.code(), what + ": " + contextTerms(s.getMessage()), s);
             }
             throw e;
         }

@@ -57,6 +57,12 @@ public enum Route {
     BUILD_IMAGE_SPEC("POST", "/v1/images/build-spec"),
     PRUNE_IMAGES("POST", "/v1/images/prune"),
     UPDATE_NETWORK("PATCH", "/v1/sandboxes/{id}/network"),
+    CREATE_CODEBASE("POST", "/v1/codebases/{name}"),
+    LIST_CODEBASES("GET", "/v1/codebases"),
+    GET_CODEBASE("GET", "/v1/codebases/{name}"),
+    DELETE_CODEBASE("DELETE", "/v1/codebases/{name}"),
+    CODEBASE_DIFF("GET", "/v1/sandboxes/{id}/codebase/diff"),
+    CODEBASE_COMMIT("POST", "/v1/sandboxes/{id}/codebase/commit"),
     // before PORT_PROXY, which would take it: a POST to exactly .../url asks for a signed URL
     PORT_URL("POST", "/v1/sandboxes/{id}/ports/{port}/url"),
     // "*": any method, and {path} is the rest of the path, even none

@@ -72,14 +72,14 @@ public final class Tenancy {
         }
         if (caller.isOperator()) {
             requested.name().ifPresent(this::checkOperatorName);
-            return paddock.create(requested);
+            return paddock.create(scopeResources(caller, requested, requested.toBuilder()).build());
         }
         String tenant = caller.tenant().orElseThrow();
         if (requested.labels().size() >= Validate.MAX_LABELS) {
             throw SandboxException.invalid("labels", "at most " + (Validate.MAX_LABELS - 1) + " labels on a tenant's"
                     + " sandbox (the daemon adds '" + LABEL + "'), got " + requested.labels().size());
         }
-        SandboxSpec.Builder b = requested.toBuilder().label(LABEL, tenant);
+        SandboxSpec.Builder b = scopeResources(caller, requested, requested.toBuilder().label(LABEL, tenant));
         requested.name().ifPresent(n -> b.name(engineName(tenant, n, "name")));
         SandboxSpec spec = b.build();
         AtomicInteger inFlight = creating.get(tenant);
@@ -104,6 +104,46 @@ public final class Tenancy {
         } finally {
             inFlight.decrementAndGet();
         }
+    }
+
+    /**
+     * The engine's name of a caller's codebase or volume: a tenant's are kept per tenant as sandbox names are
+     * ({@code <tenant>-name}); the operator's may not take a tenant's prefix.
+     */
+    public String resourceName(Caller caller, String name, String field) {
+        if (caller.isOperator()) {
+            Validate.name(field, name);
+            int dash = name.indexOf('-');
+            if (dash > 0 && tenants.contains(name.substring(0, dash))) {
+                throw SandboxException.invalid(field, "names starting with '" + name.substring(0, dash + 1)
+                        + "' are reserved for tenant '" + name.substring(0, dash) + "'");
+            }
+            return name;
+        }
+        return engineName(caller.tenant().orElseThrow(), name, field);
+    }
+
+    /** A codebase's or volume's name as the caller knows it. */
+    public String clientResourceName(Caller caller, String engineName) {
+        if (caller.isOperator()) {
+            return engineName;
+        }
+        String prefix = caller.tenant().orElseThrow() + "-";
+        return engineName.startsWith(prefix) ? engineName.substring(prefix.length()) : engineName;
+    }
+
+    /** Whether the caller sees this codebase or volume (the operator sees all). */
+    public boolean ownsResource(Caller caller, String engineName) {
+        return caller.isOperator() || engineName.startsWith(caller.tenant().orElseThrow() + "-");
+    }
+
+    /** The spec with its codebase's and volumes' names in the engine's terms. */
+    private SandboxSpec.Builder scopeResources(Caller caller, SandboxSpec spec, SandboxSpec.Builder b) {
+        spec.codebase().ifPresent(c -> b.codebase(new io.paddock.CodebaseMount(resourceName(caller, c.codebase(), "codebase"),
+                c.path(), c.preset(), c.rules())));
+        b.volumes(spec.volumes().stream().map(v -> new io.paddock.VolumeMount(resourceName(caller, v.volume(), "volumes"),
+                v.path(), v.readOnly())).toList());
+        return b;
     }
 
     private void checkOperatorName(String name) {
