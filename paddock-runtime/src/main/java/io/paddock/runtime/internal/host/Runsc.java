@@ -140,10 +140,13 @@ public final class Runsc {
     /**
      * {@code runsc restore --detach}: starts the sandbox again from a checkpoint {@link #checkpoint} wrote, from
      * the same bundle, its init's stdio the given FIFOs again (gVisor gives the restored init the new host
-     * descriptors in place of the saved ones). runsc's stopped state for the id is removed first.
+     * descriptors in place of the saved ones). runsc's stopped state for the id is removed first, as destroy
+     * removes it (the checkpoint ended its processes): {@code runsc delete} would wait over a second for the
+     * host's init to reap a Sentry that is already gone.
      */
     public void restore(String id, Path bundle, Path imageDir, Path stdinFifo, Path stdoutFifo, Path log) {
-        deleteForce(id);
+        killRecorded(id);
+        removeState(id);
         int code = HostProcess.runWithFiles(argv("restore", "--detach", "--bundle", bundle.toString(), "--image-path",
                 imageDir.toString(), id), stdinFifo, stdoutFifo, log, CHECKPOINT_TIMEOUT);
         if (code != 0) {

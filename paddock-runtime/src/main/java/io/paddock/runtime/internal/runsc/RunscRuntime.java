@@ -135,6 +135,10 @@ public final class RunscRuntime extends OciTier {
             java.nio.file.Files.createDirectory(dir, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
                     java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
             runsc.checkpoint(id.value(), dir, bundle.resolve("init.log"));
+            // runsc returns while the Sentry is still exiting (for a large sandbox, a while): paused means its
+            // memory is free, and a restore must not meet the old Sentry. The cgroup is removed once it is empty;
+            // restore makes it again.
+            host.cgroups().killAndRemove(cgroupsPath(id));
             java.nio.file.Files.writeString(bundle.resolve(CHECKPOINT_DIGEST), Checkpoints.digest(dir));
         } catch (java.io.IOException e) {
             throw new io.paddock.SandboxException(io.paddock.ErrorCode.INTERNAL, "cannot checkpoint sandbox " + id
