@@ -121,6 +121,24 @@ class PauseTest {
         assertThat(checkpointDir(sb)).doesNotExist();
     }
 
+    /** gVisor: refused with the reason, and the sandbox runs on; runc: frozen like any other. */
+    @Test
+    void aNetworkedSandboxIsRefusedOnGvisorAndFrozenOnRunc() {
+        io.paddock.NetworkPolicy policy = io.paddock.NetworkPolicy.allow("198.18.13.2/32");
+        try (Sandbox g = paddock.create(small("runsc").network(policy).build());
+             Sandbox r = paddock.create(small("runc").network(policy).build())) {
+            assertThatThrownBy(g::pause).isInstanceOfSatisfying(SandboxException.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.FAILED_PRECONDITION);
+                assertThat(e.getMessage()).contains("network");
+            });
+            assertThat(g.state()).isEqualTo(SandboxState.RUNNING);
+            assertThat(g.exec("echo", "on").stdoutText()).isEqualTo("on\n");
+            assertThat(r.pause()).isEqualTo(PauseMode.FROZEN);
+            r.resume();
+            assertThat(r.exec("echo", "on").stdoutText()).isEqualTo("on\n");
+        }
+    }
+
     /** ATTACKS.md: a checkpoint changed on disk while paused is refused before runsc reads it; nothing of it runs. */
     @Test
     void corruptedCheckpointIsRefusedAndNothingRuns() throws Exception {
