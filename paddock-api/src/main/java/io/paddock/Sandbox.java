@@ -58,6 +58,29 @@ public interface Sandbox extends AutoCloseable {
      */
     java.net.URI url(int port);
 
+    /**
+     * Pauses the sandbox: none of its processes runs until {@link #resume()}, and exec and file operations fail
+     * with {@code FAILED_PRECONDITION} meanwhile. What happens to its memory depends on its tier and is what this
+     * returns: on gVisor ({@code runsc}) the whole sandbox is checkpointed to the host's disk and its memory is
+     * freed ({@link PauseMode#CHECKPOINTED}); on runc its processes are frozen and their memory stays resident
+     * ({@link PauseMode#FROZEN}). Either way every process, with its memory, open files and the sandbox's code
+     * contexts, is where it was after the resume. The lifetime deadline keeps running while paused
+     * ({@link #setTimeout} works while paused); a paused sandbox is destroyed at its deadline like a running one.
+     *
+     * @throws SandboxException FAILED_PRECONDITION when the sandbox is not running, or its tier cannot pause it
+     *                          (the message says why)
+     */
+    PauseMode pause();
+
+    /**
+     * Resumes a paused sandbox; it continues where it was. Resuming a running sandbox does nothing.
+     *
+     * @throws SandboxException FAILED_PRECONDITION when it is stopped, or when its checkpoint is not the one
+     *                          written at pause (corrupted or replaced on disk: nothing of it is run, and the
+     *                          sandbox is stopped)
+     */
+    void resume();
+
     /** Moves the lifetime deadline to {@code fromNow} from now. */
     void setTimeout(Duration fromNow);
 

@@ -46,7 +46,7 @@ final class ListCommand implements Callable<Integer> {
         if (!states.isEmpty()) {
             q.state(states.toArray(SandboxState[]::new));
         } else if (!all) {
-            q.state(SandboxState.CREATING, SandboxState.RUNNING, SandboxState.STOPPING);
+            q.state(SandboxState.CREATING, SandboxState.RUNNING, SandboxState.PAUSED, SandboxState.STOPPING);
         }
         List<SandboxInfo> infos;
         try (Paddock paddock = connection.connect()) {

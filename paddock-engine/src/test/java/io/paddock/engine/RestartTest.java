@@ -145,6 +145,29 @@ abstract class RestartTest {
         }
     }
 
+    /** A paused sandbox stays paused across a restart and resumes with its processes (runsc: from its checkpoint). */
+    @Test
+    void r1_aPausedSandboxIsAdoptedPausedAndResumesWhereItWas() throws Exception {
+        String id;
+        try (Paddock first = restarted()) {
+            Sandbox sb = first.create(small());
+            id = sb.id().value();
+            sb.exec("sh", "-c", "echo kept > /tmp/m; sleep 6041 >/dev/null 2>&1 &");
+            sb.pause();
+        }
+        try (Paddock second = restarted()) {
+            Sandbox sb = second.get(id);
+            assertThat(sb.state()).isEqualTo(SandboxState.PAUSED);
+            assertThatThrownBy(() -> sb.exec("true")).hasMessageContaining("paused");
+            sb.resume();
+            assertThat(sb.state()).isEqualTo(SandboxState.RUNNING);
+            assertThat(sb.exec("cat", "/tmp/m").stdoutText()).isEqualTo("kept\n");
+            assertThat(sb.exec("sh", "-c", "ps -eo args= | grep -c '^sleep 6041'").stdoutText().trim())
+                    .as("the process started before the pause runs").isEqualTo("1");
+            sb.destroy();
+        }
+    }
+
     @Test
     void r1_aNetworkedSandboxKeepsItsNetworkAndItsChangedPolicyAcrossARestart() throws Exception {
         try (TestWorld world = new TestWorld(11)) {

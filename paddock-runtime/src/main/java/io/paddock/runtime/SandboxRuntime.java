@@ -68,6 +68,29 @@ public interface SandboxRuntime {
     }
 
     /**
+     * Pauses a running sandbox: no process of it runs until {@link #resume}. The channel the engine holds
+     * stays open and keeps its place: nothing is read from it while paused, and what the engine writes meanwhile
+     * reaches the init after the resume. Tiers that cannot say FAILED_PRECONDITION with the reason.
+     *
+     * @return what happened to the sandbox's memory
+     */
+    default io.paddock.PauseMode pause(SandboxId id) {
+        throw new io.paddock.SandboxException(io.paddock.ErrorCode.FAILED_PRECONDITION, name()
+                + " sandboxes cannot be paused");
+    }
+
+    /**
+     * Resumes a paused sandbox. Without {@code preamble}, the channel the engine held across the pause works
+     * again and the answer is empty. With one (the engine lost its channel since the pause: a restart), the
+     * preamble (the protocol's HELLO) is written into a fresh channel, which is returned, as {@link #reattach}
+     * does. On failure the sandbox stays paused.
+     */
+    default java.util.Optional<RuntimeSandbox> resume(SandboxId id, java.util.Optional<byte[]> preamble) {
+        throw new io.paddock.SandboxException(io.paddock.ErrorCode.FAILED_PRECONDITION, name()
+                + " sandboxes cannot be paused or resumed");
+    }
+
+    /**
      * The RLIMIT_NPROC every tenant process of this sandbox gets, or 0 for none. A tier whose cgroup
      * {@code pids.max} counts only tenant tasks (runc) needs none; one whose host tasks are not the tenant's
      * (runsc) enforces the spec's {@code pids} this way, inside the sandbox.

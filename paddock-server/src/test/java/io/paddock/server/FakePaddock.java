@@ -150,6 +150,16 @@ final class FakePaddock implements Paddock {
         }
 
         @Override
+        public io.paddock.PauseMode pause() {
+            throw new UnsupportedOperationException("not faked");
+        }
+
+        @Override
+        public void resume() {
+            throw new UnsupportedOperationException("not faked");
+        }
+
+        @Override
         public void destroy() {
             state = SandboxState.STOPPED;
         }

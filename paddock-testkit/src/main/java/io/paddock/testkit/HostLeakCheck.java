@@ -82,6 +82,9 @@ public final class HostLeakCheck {
         out.addAll(launcherProcesses());
         list(storageDir.resolve("writable")).stream().filter(HostLeakCheck::paddockName)
                 .forEach(p -> out.add("writable-layer " + p.getFileName()));
+        // a paused gVisor sandbox's memory checkpoint: gone with its resume or its destroy
+        list(storageDir.resolve("checkpoints")).stream().filter(HostLeakCheck::paddockName)
+                .forEach(p -> out.add("checkpoint " + p.getFileName()));
         list(stateDir.resolve("uids")).forEach(p -> out.add("uid-lease " + p.getFileName() + " "
                 + lines(p).stream().findFirst().orElse("?")));
         for (Path hierarchy : list(Path.of("/sys/fs/cgroup"))) {

@@ -365,6 +365,23 @@ public final class Wire {
                 base64(o.get("stderr"), "stderr"));
     }
 
+    // ---- pause ----
+
+    /** The answer to a pause: what happened to the memory (mode, and in words) and the sandbox as it is now. */
+    public static ObjectNode pauseResult(io.paddock.PauseMode mode, ObjectNode sandbox) {
+        ObjectNode o = NODES.objectNode();
+        o.put("mode", mode.name());
+        o.put("note", mode == io.paddock.PauseMode.CHECKPOINTED
+                ? "checkpointed to disk; its memory is free until resume"
+                : "frozen; its memory stays resident (memory checkpoints need the gVisor tier: --runtime runsc)");
+        o.set("sandbox", sandbox);
+        return o;
+    }
+
+    public static io.paddock.PauseMode pauseMode(JsonNode json) {
+        return enumValue(io.paddock.PauseMode.class, JsonFields.object(json, "body").path("mode").asText(), "mode");
+    }
+
     // ---- SandboxInfo ----
 
     public static ObjectNode json(SandboxInfo i) {

@@ -182,6 +182,19 @@ final class RemoteSandbox implements Sandbox {
     }
 
     @Override
+    public io.paddock.PauseMode pause() {
+        return Wire.pauseMode(http.call("POST", path + "/pause", null, null, PAUSE_TIMEOUT));
+    }
+
+    @Override
+    public void resume() {
+        http.call("POST", path + "/resume", null, null, PAUSE_TIMEOUT);
+    }
+
+    /** A pause or resume moves the sandbox's memory through the host's disk: seconds per GiB. */
+    private static final Duration PAUSE_TIMEOUT = Duration.ofMinutes(6);
+
+    @Override
     public void updateNetwork(io.paddock.NetworkPolicy policy) {
         java.util.Objects.requireNonNull(policy, "policy");
         http.call("PATCH", path + "/network", null, Wire.json(policy), Http.CONTROL_TIMEOUT);

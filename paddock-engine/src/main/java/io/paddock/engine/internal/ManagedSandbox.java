@@ -99,6 +99,41 @@ final class ManagedSandbox implements Sandbox {
         moveTo(SandboxState.RUNNING);
     }
 
+    /** A paused sandbox a restarted engine found in its store: no channel until it is resumed. */
+    static ManagedSandbox restoredPaused(SandboxManager manager, SandboxStore.Row row) {
+        ManagedSandbox sb = new ManagedSandbox(manager, row.id(), row.spec(), row.createdAt());
+        synchronized (sb) {
+            sb.expiresAt = row.expiresAt();
+            sb.state = SandboxState.PAUSED;
+        }
+        return sb;
+    }
+
+    /** Held by pause and resume, one at a time per sandbox (never while holding this object's lock). */
+    final Object pauseLock = new Object();
+
+    /** Running to paused; false if it is not running (a destroy came first). */
+    synchronized boolean beginPause() {
+        if (state != SandboxState.RUNNING) {
+            return false;
+        }
+        moveTo(SandboxState.PAUSED);
+        return true;
+    }
+
+    /** Paused to running, with a new channel when the engine had none (a restart); false if it was stopped meanwhile. */
+    synchronized boolean resumed(RuntimeSandbox rt, InitClient initClient) {
+        if (state != SandboxState.PAUSED) {
+            return false;
+        }
+        if (rt != null) {
+            this.runtimeSandbox = rt;
+            this.client = initClient;
+        }
+        moveTo(SandboxState.RUNNING);
+        return true;
+    }
+
     /** Marks the sandbox as stopping; returns false if it already was (someone else is destroying it). */
     synchronized boolean beginStop(StopReason reason) {
         if (state == SandboxState.STOPPING || state == SandboxState.STOPPED) {
@@ -161,6 +196,9 @@ final class ManagedSandbox implements Sandbox {
     SandboxException notRunning(SandboxState s) {
         if (s == SandboxState.CREATING) {
             return new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + id + " is still being created");
+        }
+        if (s == SandboxState.PAUSED) {
+            return new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + id + " is paused; resume it first");
         }
         return new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + id + " is " + s.name().toLowerCase()
                 + " (" + describe(stopReason()) + ")");
@@ -311,7 +349,9 @@ final class ManagedSandbox implements Sandbox {
             throw SandboxException.invalid("timeout", "must be between 1ms and " + SandboxSpec.MAX_TIMEOUT.toDays()
                     + " days, got " + fromNow);
         }
-        client();
+        if (currentState() != SandboxState.PAUSED) {
+            client();
+        }
         manager.reschedule(this, fromNow);
     }
 
@@ -330,6 +370,16 @@ final class ManagedSandbox implements Sandbox {
         }
         client();
         return manager.portUrl(this, port);
+    }
+
+    @Override
+    public io.paddock.PauseMode pause() {
+        return manager.pause(this);
+    }
+
+    @Override
+    public void resume() {
+        manager.resume(this);
     }
 
     @Override

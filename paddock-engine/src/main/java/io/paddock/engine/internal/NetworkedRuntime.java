@@ -110,6 +110,17 @@ final class NetworkedRuntime implements SandboxRuntime {
         return tier.writableLayer(id);
     }
 
+    /** The network stays as it is while paused: the namespace, its rules and its address are the host's. */
+    @Override
+    public io.paddock.PauseMode pause(SandboxId id) {
+        return tier.pause(id);
+    }
+
+    @Override
+    public Optional<RuntimeSandbox> resume(SandboxId id, Optional<byte[]> preamble) {
+        return tier.resume(id, preamble);
+    }
+
     @Override
     public Optional<WritableLayer> mountLayer(SandboxId id, int index) {
         return tier.mountLayer(id, index);

@@ -451,13 +451,101 @@ final class SandboxManager implements AutoCloseable {
         Deadlines.Deadline deadline = Deadlines.after(System.nanoTime(), fromNow);
         store.updateExpiry(sb.id(), deadline);
         sb.setExpiresAt(deadline.wall());
-        sb.client().setDeadline(fromNow.plus(INIT_DEADLINE_GRACE));
+        // Paused: the message waits in the channel (held open across the pause) and reaches the init on resume.
+        InitClient client = sb.clientOrNull();
+        if (client != null) {
+            client.setDeadline(fromNow.plus(INIT_DEADLINE_GRACE));
+        }
     }
 
     private void cancelDeadline(SandboxId id) {
         ScheduledFuture<?> f = deadlines.remove(id);
         if (f != null) {
             f.cancel(false);
+        }
+    }
+
+    // ---- pause and resume ----
+
+    /**
+     * Pauses a running sandbox on its tier (docs/WORKSPACES.md, "Pause and resume"). It is PAUSED before the
+     * tier is asked, so that no new operation starts meanwhile; the channel and every exec on it keep their
+     * place. Its lifetime deadline keeps running. If the tier fails, the sandbox is running again, or, when its
+     * init did not survive the attempt, destroyed.
+     */
+    io.paddock.PauseMode pause(ManagedSandbox sb) {
+        synchronized (sb.pauseLock) {
+            sb.client();
+            if (!sb.beginPause()) {
+                throw sb.notRunning(sb.currentState());
+            }
+            try {
+                io.paddock.PauseMode mode = runtimeFor(sb).pause(sb.id());
+                recordState(sb, SandboxState.PAUSED, null);
+                LOG.log(System.Logger.Level.DEBUG, "paused " + sb.id() + " (" + mode + ")");
+                return mode;
+            } catch (RuntimeException e) {
+                InitClient client = sb.clientOrNull();
+                if (sb.resumed(null, null) && client != null && !client.isOpen()) {
+                    stopper.execute(() -> destroyQuietly(sb, StopReason.FAILED));
+                }
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * Resumes a paused sandbox; a running one is left as it is. A paused sandbox adopted after a restart has
+     * no channel: the tier resumes it behind a fresh HELLO and a new client attaches. A checkpoint the tier
+     * refuses (FAILED_PRECONDITION: missing, or not the bytes written at pause) can never be resumed, so the
+     * sandbox is destroyed; other failures leave it paused, to be resumed again or destroyed.
+     */
+    void resume(ManagedSandbox sb) {
+        synchronized (sb.pauseLock) {
+            SandboxState state = sb.currentState();
+            if (state == SandboxState.RUNNING) {
+                return;
+            }
+            if (state != SandboxState.PAUSED) {
+                throw sb.notRunning(state);
+            }
+            InitClient client = sb.clientOrNull();
+            byte[] nonce = Ids.nonce();
+            Optional<RuntimeSandbox> fresh;
+            try {
+                fresh = runtimeFor(sb).resume(sb.id(), client == null ? Optional.of(hello(nonce)) : Optional.empty());
+            } catch (SandboxException e) {
+                if (e.code() == ErrorCode.FAILED_PRECONDITION) {
+                    LOG.log(System.Logger.Level.WARNING, "sandbox " + sb.id() + " cannot be resumed, destroying it: "
+                            + e.getMessage());
+                    destroyQuietly(sb, StopReason.FAILED);
+                }
+                throw e;
+            }
+            RuntimeSandbox rt = fresh.orElse(null);
+            if (rt != null) {
+                try {
+                    client = InitClient.attach(rt.fromInit(), rt.toInit(), nonce, ATTACH_TIMEOUT, sb.id().value());
+                } catch (RuntimeException e) {
+                    rt.closeChannel();
+                    destroyQuietly(sb, StopReason.FAILED);
+                    throw e;
+                }
+            }
+            // The init's backstop follows the engine's deadline again (the Sentry's clock stood still meanwhile).
+            Duration left = Duration.between(Instant.now(), sb.info().expiresAt());
+            client.setDeadline((left.isNegative() ? Duration.ZERO : left).plus(INIT_DEADLINE_GRACE));
+            if (!sb.resumed(rt, client)) {
+                if (rt != null) {
+                    rt.closeChannel();
+                }
+                throw sb.notRunning(sb.currentState());
+            }
+            if (rt != null) {
+                client.closed().whenComplete((v, e) -> onInitGone(sb));
+            }
+            recordState(sb, SandboxState.RUNNING, null);
+            LOG.log(System.Logger.Level.DEBUG, "resumed " + sb.id());
         }
     }
 
@@ -592,6 +680,7 @@ final class SandboxManager implements AutoCloseable {
             known.add(row.id());
             switch (row.state()) {
                 case RUNNING -> adopt(row);
+                case PAUSED -> adoptPaused(row);
                 case CREATING, STOPPING -> {
                     ManagedSandbox sb = ManagedSandbox.restoredStopped(this, new SandboxStore.Row(row.id(), row.spec(),
                             row.owner(), SandboxState.STOPPED, Optional.of(row.stopReason().orElse(StopReason.FAILED)),
@@ -679,6 +768,35 @@ final class SandboxManager implements AutoCloseable {
             LOG.log(System.Logger.Level.WARNING, "could not re-attach " + row.id() + ", removing it: " + e.getMessage());
             stopper.execute(() -> destroyQuietly(sb, expired ? StopReason.TIMEOUT : StopReason.FAILED));
         }
+    }
+
+    /**
+     * A paused sandbox stays paused: it has no channel until it is resumed (a frozen init could not answer a
+     * HELLO, a checkpointed one has no process). Its deadline is re-armed as a running one's is.
+     */
+    private void adoptPaused(SandboxStore.Row row) {
+        ManagedSandbox sb = ManagedSandbox.restoredPaused(this, row);
+        try {
+            Optional<io.paddock.image.internal.SandboxImage> image = row.imageId()
+                    .flatMap(i -> images.forSandbox(io.paddock.image.internal.oci.Digest.parse(i)));
+            sb.root(image.isPresent() ? SandboxRoot.of(row.spec(), image.get()) : rootOf(row.spec()));
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "image of " + row.id() + " is gone (" + e.getMessage()
+                    + "); its commands start as the host image's would");
+        }
+        try {
+            reserveName(row.spec(), row.id());
+        } catch (SandboxException e) {
+            LOG.log(System.Logger.Level.WARNING, "name of " + row.id() + " is taken: " + e.getMessage());
+        }
+        sandboxes.put(row.id(), sb);
+        Duration left = Deadlines.remaining(row.deadline(), Instant.now(), System.nanoTime(), Deadlines.BOOT);
+        sb.setExpiresAt(Instant.now().plus(left));
+        if (row.spec().hasNetwork() && !networks.adopt(row.id(), row.spec().network(), row.spec().egressSecrets())) {
+            LOG.log(System.Logger.Level.WARNING, "the network of " + row.id() + " is gone; it runs without one");
+        }
+        deadlines.put(row.id(), timers.schedule(() -> expire(sb), left.toNanos(), TimeUnit.NANOSECONDS));
+        LOG.log(System.Logger.Level.INFO, "adopted " + row.id() + " (paused)");
     }
 
     private void detachOnExit() {

@@ -187,6 +187,16 @@ public final class ApiHandler extends Handler.Abstract {
                 sb.setTimeout(Duration.ofMillis(ms));
                 json(response, callback, 200, Wire.json(tenancy.view(caller, sb.info())));
             }
+            case PAUSE_SANDBOX -> {
+                Sandbox sb = sandbox(caller, m);
+                io.paddock.PauseMode mode = sb.pause();
+                json(response, callback, 200, Wire.pauseResult(mode, Wire.json(tenancy.view(caller, sb.info()))));
+            }
+            case RESUME_SANDBOX -> {
+                Sandbox sb = sandbox(caller, m);
+                sb.resume();
+                json(response, callback, 200, Wire.json(tenancy.view(caller, sb.info())));
+            }
             case UPDATE_NETWORK -> {
                 Sandbox sb = sandbox(caller, m);
                 sb.updateNetwork(Wire.networkPolicy(readJson(request)));

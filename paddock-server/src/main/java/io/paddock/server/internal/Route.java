@@ -23,6 +23,8 @@ public enum Route {
     GET_SANDBOX("GET", "/v1/sandboxes/{id}"),
     DELETE_SANDBOX("DELETE", "/v1/sandboxes/{id}"),
     SET_TIMEOUT("POST", "/v1/sandboxes/{id}/timeout"),
+    PAUSE_SANDBOX("POST", "/v1/sandboxes/{id}/pause"),
+    RESUME_SANDBOX("POST", "/v1/sandboxes/{id}/resume"),
     LOGS("GET", "/v1/sandboxes/{id}/logs"),
     EXEC("POST", "/v1/sandboxes/{id}/exec"),
     EXEC_STREAM("GET", "/v1/sandboxes/{id}/exec/stream"),

@@ -85,7 +85,7 @@ public final class Tenancy {
         AtomicInteger inFlight = creating.get(tenant);
         synchronized (inFlight) {
             long live = paddock.list(SandboxQuery.builder().label(LABEL, tenant)
-                    .state(SandboxState.CREATING, SandboxState.RUNNING).build()).size();
+                    .state(SandboxState.CREATING, SandboxState.RUNNING, SandboxState.PAUSED).build()).size();
             if (live + inFlight.get() >= maxPerTenant) {
                 throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "tenant '" + tenant + "' already has "
                         + maxPerTenant + " live sandboxes, its maximum; destroy some first");

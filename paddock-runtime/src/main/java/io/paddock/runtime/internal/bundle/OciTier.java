@@ -336,6 +336,95 @@ public abstract class OciTier implements SandboxRuntime {
         }
     }
 
+    /**
+     * Stops every process of a running sandbox without killing it; the FIFOs are held open meanwhile (see
+     * {@link #pause}). Tiers that cannot say FAILED_PRECONDITION with the reason.
+     */
+    protected io.paddock.PauseMode suspendInRuntime(SandboxId id, Path bundle) {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, name() + " sandboxes cannot be paused");
+    }
+
+    /** Lets a sandbox {@link #suspendInRuntime} stopped run again, its init's stdio the FIFOs again. */
+    protected void resumeInRuntime(SandboxId id, Path bundle, Path toInit, Path fromInit, Path log) {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, name() + " sandboxes cannot be resumed");
+    }
+
+    /** Where a paused sandbox's checkpoint is kept: on disk ({@code <storage>/checkpoints/<id>}), never in /run. */
+    protected Path checkpointDir(SandboxId id) {
+        return host.storageDir().resolve("checkpoints").resolve(id.value());
+    }
+
+    /**
+     * Both FIFOs opened read-write by the engine while a sandbox is paused: the engine's own ends then never
+     * read end of file nor fail a write when the init's side goes away with a checkpointed Sentry, so the
+     * channel (and every exec on it) keeps its place until the restored init holds its ends again.
+     */
+    private final java.util.concurrent.ConcurrentHashMap<SandboxId, FileChannel[]> pausedHolds =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    @Override
+    public io.paddock.PauseMode pause(SandboxId id) {
+        Path bundle = bundle(id);
+        if (!hasState(id) || pausedHolds.containsKey(id)) {
+            throw new SandboxException(ErrorCode.NOT_FOUND, "sandbox " + id + " is not running on this host");
+        }
+        FileChannel[] hold = holdFifos(id, bundle);
+        try {
+            io.paddock.PauseMode mode = suspendInRuntime(id, bundle);
+            pausedHolds.put(id, hold);
+            return mode;
+        } catch (RuntimeException e) {
+            closeQuietly(hold[0]);
+            closeQuietly(hold[1]);
+            throw e;
+        }
+    }
+
+    @Override
+    public Optional<RuntimeSandbox> resume(SandboxId id, Optional<byte[]> preamble) {
+        Path bundle = bundle(id);
+        Path toInit = bundle.resolve("to-init");
+        Path fromInit = bundle.resolve("from-init");
+        FileChannel[] held = pausedHolds.remove(id);
+        FileChannel[] hold = held != null ? held : holdFifos(id, bundle);
+        try {
+            if (preamble.isPresent()) {
+                writeFully(hold[0], preamble.get());
+            }
+            resumeInRuntime(id, bundle, toInit, fromInit, bundle.resolve("init.log"));
+            Optional<RuntimeSandbox> channel = preamble.isPresent() ? Optional.of(openChannel(id, toInit, fromInit))
+                    : Optional.empty();
+            closeQuietly(hold[0]);
+            closeQuietly(hold[1]);
+            return channel;
+        } catch (IOException | RuntimeException e) {
+            if (held != null) {
+                pausedHolds.put(id, held); // still paused: the engine's channel keeps its place
+            } else {
+                closeQuietly(hold[0]);
+                closeQuietly(hold[1]);
+            }
+            throw e instanceof SandboxException se ? se
+                    : new SandboxException(ErrorCode.INTERNAL, "resuming sandbox " + id + " failed: " + e, e);
+        }
+    }
+
+    private FileChannel[] holdFifos(SandboxId id, Path bundle) {
+        Path toInit = bundle.resolve("to-init");
+        Path fromInit = bundle.resolve("from-init");
+        if (!Files.exists(toInit) || !Files.exists(fromInit)) {
+            throw new SandboxException(ErrorCode.NOT_FOUND, "sandbox " + id + " has no channel on this host");
+        }
+        FileChannel in = null;
+        try {
+            in = new RandomAccessFile(toInit.toFile(), "rw").getChannel();
+            return new FileChannel[] {in, new RandomAccessFile(fromInit.toFile(), "rw").getChannel()};
+        } catch (IOException e) {
+            closeQuietly(in);
+            throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot hold the channel of sandbox " + id + ": " + e, e);
+        }
+    }
+
     @Override
     public RuntimeSandbox reattach(SandboxId id, byte[] preamble) {
         Path bundle = bundle(id);
@@ -373,6 +462,12 @@ public abstract class OciTier implements SandboxRuntime {
         // Unmounted before the bundle is deleted: the walk must never enter a mounted root.
         removeExtras(id);
         removeImageRoot(id);
+        FileChannel[] hold = pausedHolds.remove(id);
+        if (hold != null) {
+            closeQuietly(hold[0]);
+            closeQuietly(hold[1]);
+        }
+        deleteTree(checkpointDir(id));
         deleteQuietly(host.resolvDir().resolve(id.value()));
         deleteQuietly(host.resolvDir().resolve(id.value() + ".ca"));
         // The launcher detaches the sysfs it mounted as soon as runc exits; one left by a crash in between
@@ -505,7 +600,12 @@ public abstract class OciTier implements SandboxRuntime {
         }
     }
 
-    static void deleteTree(Path dir) {
+    /** Whether the sandbox of this bundle was started in a network namespace of its own. */
+    protected static boolean networked(Path bundle) {
+        return Files.isDirectory(bundle.resolve(SYSFS_DIR), java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    }
+
+    protected static void deleteTree(Path dir) {
         try (Stream<Path> walk = Files.walk(dir)) {
             for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(p);

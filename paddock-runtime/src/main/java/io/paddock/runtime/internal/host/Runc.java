@@ -107,6 +107,19 @@ public final class Runc {
         }
     }
 
+    /**
+     * {@code runc pause} / {@code runc resume}: freezes or thaws every process of the container (the cgroup
+     * freezer, v1 or v2); the memory stays resident.
+     */
+    public void freeze(String id, boolean frozen) {
+        String verb = frozen ? "pause" : "resume";
+        HostProcess.Result r = HostProcess.run(
+                List.of(binary.toString(), "--root", stateRoot.toString(), verb, id), TIMEOUT);
+        if (!r.ok()) {
+            throw new SandboxException(ErrorCode.INTERNAL, "runc " + verb + " " + id + " failed: " + r.output().strip());
+        }
+    }
+
     /** The host pid of the container's init, from runc's state file. */
     public long initPid(String id) {
         try {

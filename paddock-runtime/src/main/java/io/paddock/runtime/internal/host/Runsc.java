@@ -33,6 +33,8 @@ import java.util.stream.Stream;
  */
 public final class Runsc {
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    /** A checkpoint or restore moves the sandbox's memory through the disk: seconds per GiB. */
+    private static final Duration CHECKPOINT_TIMEOUT = Duration.ofMinutes(5);
     private static final ObjectMapper JSON = new ObjectMapper();
     public static final String INSTALL_HINT = "Install it with: apt-get install -y runsc   (Debian/Ubuntu; as root)";
 
@@ -121,6 +123,36 @@ public final class Runsc {
                 "/bin/sh", "-c", "mount -t tmpfs -o ro,size=4k paddock-mask /proc/sys/net/core && exec \"$0\" \"$@\""));
         start.addAll(argv(true, "start", id));
         check(HostProcess.runWithFiles(start, Path.of("/dev/null"), Path.of("/dev/null"), log, TIMEOUT), log);
+    }
+
+    /**
+     * {@code runsc checkpoint}: writes the sandbox's whole state (processes, memory, the Sentry's kernel state)
+     * into {@code imageDir} and ends its host processes; runsc keeps its state for the id as stopped.
+     */
+    public void checkpoint(String id, Path imageDir, Path log) {
+        HostProcess.Result r = HostProcess.run(argv("checkpoint", "--image-path", imageDir.toString(), id), CHECKPOINT_TIMEOUT);
+        if (!r.ok()) {
+            throw new SandboxException(ErrorCode.INTERNAL, "runsc could not checkpoint sandbox " + id + " (exit "
+                    + r.exitCode() + "): " + r.output().strip());
+        }
+    }
+
+    /**
+     * {@code runsc restore --detach}: starts the sandbox again from a checkpoint {@link #checkpoint} wrote, from
+     * the same bundle, its init's stdio the given FIFOs again (gVisor gives the restored init the new host
+     * descriptors in place of the saved ones). runsc's stopped state for the id is removed first, as destroy
+     * removes it (the checkpoint ended its processes): {@code runsc delete} would wait over a second for the
+     * host's init to reap a Sentry that is already gone.
+     */
+    public void restore(String id, Path bundle, Path imageDir, Path stdinFifo, Path stdoutFifo, Path log) {
+        killRecorded(id);
+        removeState(id);
+        int code = HostProcess.runWithFiles(argv("restore", "--detach", "--bundle", bundle.toString(), "--image-path",
+                imageDir.toString(), id), stdinFifo, stdoutFifo, log, CHECKPOINT_TIMEOUT);
+        if (code != 0) {
+            throw new SandboxException(ErrorCode.INTERNAL, "runsc could not restore sandbox " + id + " (exit " + code
+                    + "): " + Runc.lastLines(log));
+        }
     }
 
     private static void check(int code, Path log) {

@@ -82,6 +82,21 @@ public final class RuncRuntime extends OciTier {
         return io.paddock.runtime.internal.host.UserNetwork.attach(runc.initPid(id.value()));
     }
 
+    /**
+     * Freezes the sandbox's processes (cgroup freezer): nothing runs, the memory stays resident. A memory
+     * checkpoint would need CRIU, which fails on the hosts Paddock targets (docs/WORKSPACES.md).
+     */
+    @Override
+    protected io.paddock.PauseMode suspendInRuntime(SandboxId id, Path bundle) {
+        runc.freeze(id.value(), true);
+        return io.paddock.PauseMode.FROZEN;
+    }
+
+    @Override
+    protected void resumeInRuntime(SandboxId id, Path bundle, Path toInit, Path fromInit, Path log) {
+        runc.freeze(id.value(), false);
+    }
+
     @Override
     protected boolean hasState(SandboxId id) {
         return runc.hasState(id.value());

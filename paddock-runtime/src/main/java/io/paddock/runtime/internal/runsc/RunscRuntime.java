@@ -27,6 +27,8 @@ import java.nio.file.Path;
  */
 public final class RunscRuntime extends OciTier {
     public static final String NAME = "runsc";
+    /** The bundle's record of a paused sandbox's checkpoint: its SHA-256, written by the engine at pause. */
+    static final String CHECKPOINT_DIGEST = "checkpoint.sha256";
 
     private final Runsc runsc;
     private final HostImage image;
@@ -107,6 +109,72 @@ public final class RunscRuntime extends OciTier {
     @Override
     protected void launch(SandboxId id, Path bundle, BundlePlan plan, Path toInit, Path fromInit, Path log) {
         runsc.runDetached(id.value(), bundle, toInit, fromInit, log, plan.netns().map(ns -> Path.of(ns.path())));
+    }
+
+    /**
+     * A memory checkpoint: runsc writes the sandbox's state to {@link #checkpointDir} (on disk) and its Sentry,
+     * gofer and stubs exit, so its memory is free. The checkpoint's SHA-256 is recorded in the bundle (root's
+     * only, in /run), so that resume restores only the very bytes this engine saw written.
+     *
+     * <p>A networked sandbox is refused: runsc would have to restore it inside its network namespace the way
+     * {@link Runsc#runDetached} starts one (create in the namespace, start under a mask of
+     * {@code /proc/sys/net/core}), and restore is create and start in one command.
+     */
+    @Override
+    protected io.paddock.PauseMode suspendInRuntime(SandboxId id, Path bundle) {
+        if (networked(bundle)) {
+            throw new io.paddock.SandboxException(io.paddock.ErrorCode.FAILED_PRECONDITION, "sandbox " + id
+                    + " has a network: memory checkpoints of networked gVisor sandboxes are not supported yet"
+                    + " (runsc restore cannot be run inside the sandbox's network namespace the way its start is);"
+                    + " pause a sandbox without a network, or a runc one (frozen, memory stays resident)");
+        }
+        Path dir = checkpointDir(id);
+        try {
+            deleteTree(dir);
+            java.nio.file.Files.createDirectories(dir.getParent());
+            java.nio.file.Files.createDirectory(dir, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                    java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+            runsc.checkpoint(id.value(), dir, bundle.resolve("init.log"));
+            // runsc returns while the Sentry is still exiting (for a large sandbox, a while): paused means its
+            // memory is free, and a restore must not meet the old Sentry. The cgroup is removed once it is empty;
+            // restore makes it again.
+            host.cgroups().killAndRemove(cgroupsPath(id));
+            java.nio.file.Files.writeString(bundle.resolve(CHECKPOINT_DIGEST), Checkpoints.digest(dir));
+        } catch (java.io.IOException e) {
+            throw new io.paddock.SandboxException(io.paddock.ErrorCode.INTERNAL, "cannot checkpoint sandbox " + id
+                    + ": " + e, e);
+        }
+        return io.paddock.PauseMode.CHECKPOINTED;
+    }
+
+    /**
+     * Verifies the checkpoint against the digest recorded at pause, then restores it; a checkpoint that changed
+     * on disk (corrupted, or replaced) is refused before runsc reads a byte of it, so nothing of it runs.
+     */
+    @Override
+    protected void resumeInRuntime(SandboxId id, Path bundle, Path toInit, Path fromInit, Path log) {
+        Path dir = checkpointDir(id);
+        Path digestFile = bundle.resolve(CHECKPOINT_DIGEST);
+        try {
+            if (!java.nio.file.Files.isDirectory(dir) || !java.nio.file.Files.isRegularFile(digestFile)) {
+                throw new io.paddock.SandboxException(io.paddock.ErrorCode.FAILED_PRECONDITION, "sandbox " + id
+                        + " has no checkpoint on this host");
+            }
+            String expected = java.nio.file.Files.readString(digestFile).trim();
+            String actual = Checkpoints.digest(dir);
+            if (!java.security.MessageDigest.isEqual(expected.getBytes(java.nio.charset.StandardCharsets.US_ASCII),
+                    actual.getBytes(java.nio.charset.StandardCharsets.US_ASCII))) {
+                throw new io.paddock.SandboxException(io.paddock.ErrorCode.FAILED_PRECONDITION, "the checkpoint of sandbox "
+                        + id + " is not the one written when it was paused (its SHA-256 differs: corrupted or replaced"
+                        + " on disk); it was not restored");
+            }
+            runsc.restore(id.value(), bundle, dir, toInit, fromInit, log);
+            deleteTree(dir);
+            java.nio.file.Files.deleteIfExists(digestFile);
+        } catch (java.io.IOException e) {
+            throw new io.paddock.SandboxException(io.paddock.ErrorCode.INTERNAL, "cannot restore sandbox " + id
+                    + ": " + e, e);
+        }
     }
 
     @Override
