@@ -70,7 +70,29 @@ final class SpecOptions {
                     "replaces with the value on the way out. HOST must be allowed (--allow-net HOST). Repeatable."})
     java.util.List<String> egressSecrets = new java.util.ArrayList<>();
 
+    @Option(names = "--codebase", paramLabel = "NAME[:/PATH]",
+            description = {"Work on a codebase (paddock codebase create), at PATH (default: /workspace), under",
+                    "--preset and --permission rules. Its changes stay the sandbox's until `codebase commit`."})
+    String codebase;
+
+    @Option(names = "--preset", paramLabel = "PRESET",
+            description = {"The codebase's base rules: view-only (default), read-only, agent-safe (secrets hidden,",
+                    "everything readable, out/ and tmp/ writable), development (secrets hidden, all writable), full-access."})
+    String preset;
+
+    @Option(names = "--permission", paramLabel = "PATTERN:LEVEL",
+            description = {"A rule for the codebase (repeatable): LEVEL none (absent), view (listed, unreadable), read or",
+                    "write; e.g. 'secrets/**:none', 'docs/**:view', 'out/**:write'. The most specific pattern wins."})
+    java.util.List<String> permissions = new java.util.ArrayList<>();
+
     SandboxSpec.Builder apply(SandboxSpec.Builder b) {
+        if (codebase != null) {
+            b.codebase(io.paddock.CodebaseMount.parse(codebase,
+                    preset == null ? io.paddock.PermissionPreset.defaultPreset() : io.paddock.PermissionPreset.parse(preset),
+                    permissions.stream().map(io.paddock.PermissionRule::parse).toList()));
+        } else if (preset != null || !permissions.isEmpty()) {
+            throw io.paddock.SandboxException.invalid("permission", "--preset and --permission need --codebase NAME");
+        }
         for (String es : egressSecrets) {
             int at = es.indexOf('@');
             if (at <= 0 || at == es.length() - 1) {
