@@ -86,7 +86,15 @@ final class Workspaces {
     static final int CODEBASE_MOUNT = 0;
 
     private SandboxMount codebaseMount(SandboxId id, CodebaseMount c, SandboxRoot root) {
-        CodebaseStore.Mounted m = codebases().mount(id.value(), c, root.uid(), root.gid());
+        CodebaseStore.Mounted m;
+        try {
+            m = codebases().mount(id.value(), c, root.uid(), root.gid());
+        } catch (io.paddock.SandboxException e) {
+            if (e.code() == io.paddock.ErrorCode.NOT_FOUND) {
+                throw io.paddock.SandboxException.invalid("codebase", e.getMessage() + " (paddock codebase create)");
+            }
+            throw e;
+        }
         boolean write = m.rootLevel() == Permission.WRITE;
         return new SandboxMount.Layered(m.view(), c.path(), ViewBuilder.directoryMode(m.rootLevel()),
                 write ? root.uid() : -1, write ? root.gid() : -1);
