@@ -98,7 +98,7 @@ public final class OciSpecBuilder {
                 List.copyOf(args),
                 INIT_ENV,
                 // An image's working directory may not exist in it: as with Docker, the runtime creates it.
-                plan.user().writableRoot() ? plan.user().workdir() : "/",
+                plan.user().memoryScratch() ? "/" : plan.user().workdir(),
                 Capabilities.only(List.copyOf(caps)),
                 plan.userns().isPresent() ? List.of() : initRlimits(plan),
                 true);
@@ -164,8 +164,8 @@ public final class OciSpecBuilder {
                 List.of("bind", "ro", "nosuid", "nodev", "noexec"))));
         plan.netns().filter(ns -> ns.caBundleFile() != null).ifPresent(ns -> m.add(new Mount(CA_BUNDLE, "bind",
                 ns.caBundleFile(), List.of("bind", "ro", "nosuid", "nodev", "noexec"))));
-        if (plan.user().writableRoot()) {
-            // An image's root is an overlay with a writable layer on disk, limited to `disk` by its quota:
+        if (!plan.user().memoryScratch()) {
+            // A stored image's root is an overlay with a writable layer on disk, limited to `disk` by its quota:
             // /tmp and /workspace are part of it.
             return List.copyOf(m);
         }
@@ -173,7 +173,7 @@ public final class OciSpecBuilder {
         // /workspace 0755 in the image's root directory; ownership comes from the options.
         m.add(new Mount("/tmp", "tmpfs", "tmpfs", List.of("nosuid", "nodev", size, nrInodes)));
         m.add(new Mount("/workspace", "tmpfs", "tmpfs", List.of("nosuid", "nodev", size, nrInodes,
-                "uid=" + SANDBOX_UID, "gid=" + SANDBOX_GID)));
+                "uid=" + plan.user().uid(), "gid=" + plan.user().gid())));
         return List.copyOf(m);
     }
 }
