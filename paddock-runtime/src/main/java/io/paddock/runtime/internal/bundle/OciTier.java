@@ -280,7 +280,17 @@ public abstract class OciTier implements SandboxRuntime {
         if (slot == null || !Files.isDirectory(upper, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
             return Optional.empty();
         }
-        return Optional.of(new WritableLayer(upper, host.uids().firstId(slot)));
+        java.util.Set<String> paddockFiles = new java.util.HashSet<>(WritableLayer.PADDOCK_FILES);
+        preloadLibrary().ifPresent(lib -> paddockFiles.add("etc/ld.so.preload"));
+        return Optional.of(new WritableLayer(upper, host.uids().firstId(slot), paddockFiles));
+    }
+
+    /** Freezes the sandbox's cgroups (every process of it: on runsc the Sentry and gofer too). */
+    @Override
+    public AutoCloseable freeze(SandboxId id) {
+        String path = cgroupsPath(id);
+        host.cgroups().freeze(path);
+        return () -> host.cgroups().thaw(path);
     }
 
     /** Removes an image sandbox's root: the overlay mount, then its writable layer. Idempotent. */
