@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
         versionProvider = VersionProvider.class,
         description = "Run untrusted and AI-generated code in isolated, resource-limited sandboxes.",
         subcommands = {RunCommand.class, ServeCommand.class, CreateCommand.class, ExecCommand.class, CodeCommand.class, ListCommand.class,
-                RemoveCommand.class, CopyCommand.class, LogsCommand.class, NetworkCommand.class, PortCommand.class,
+                RemoveCommand.class, CopyCommand.class, LogsCommand.class, NetworkCommand.class, PortCommand.class, SnapshotCommand.class,
                 ImageCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @CommandLine.Spec

@@ -57,6 +57,7 @@ public enum Route {
     BUILD_IMAGE_SPEC("POST", "/v1/images/build-spec"),
     PRUNE_IMAGES("POST", "/v1/images/prune"),
     UPDATE_NETWORK("PATCH", "/v1/sandboxes/{id}/network"),
+    SNAPSHOT("POST", "/v1/sandboxes/{id}/snapshot"),
     // before PORT_PROXY, which would take it: a POST to exactly .../url asks for a signed URL
     PORT_URL("POST", "/v1/sandboxes/{id}/ports/{port}/url"),
     // "*": any method, and {path} is the rest of the path, even none
