@@ -8,18 +8,11 @@ import io.paddock.SandboxException;
 import io.paddock.image.internal.build.BuildContext;
 import io.paddock.image.internal.build.ContextEntry;
 import io.paddock.image.internal.build.ResolvedSource;
-import io.paddock.image.internal.layer.LayerBlob;
-import io.paddock.image.internal.layer.LayerExtractor;
-import io.paddock.image.internal.layer.LayerWriter;
-import io.paddock.image.internal.oci.Descriptor;
 import io.paddock.image.internal.oci.Digest;
 import io.paddock.image.internal.oci.ImageConfig;
-import io.paddock.image.internal.oci.MediaTypes;
 import io.paddock.image.internal.store.ImageStore;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
