@@ -81,6 +81,20 @@ public interface Sandbox extends AutoCloseable {
      */
     void resume();
 
+    /**
+     * Turns the sandbox's filesystem into an image named {@code tag} ({@code NAME[:TAG]}, {@code :latest} when
+     * none), which {@code SandboxSpec.builder().image(tag)} then creates sandboxes of: what the sandbox wrote
+     * (deletions included) becomes a layer on top of its image's layers, with its image's environment, user and
+     * working directory. Of a {@code host} sandbox, the image is based on the host image: its sandboxes get the
+     * host's {@code /usr} read-only, as the same user; files under {@code /tmp} and {@code /workspace}, which are
+     * memory there, are not part of it. The sandbox is frozen while its layer is copied and goes on afterwards.
+     *
+     * @throws SandboxException INVALID_ARGUMENT for a bad tag; FAILED_PRECONDITION when the sandbox is not running
+     */
+    default ImageInfo snapshot(String tag) {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this Sandbox implementation cannot snapshot");
+    }
+
     /** Moves the lifetime deadline to {@code fromNow} from now. */
     void setTimeout(Duration fromNow);
 

@@ -22,9 +22,19 @@ import java.util.regex.Pattern;
  * @param buildStep whether this is an image build's step: its root commands keep the capabilities
  *                  {@code docker build} gives RUN (over the sandbox's own user namespace only), so that package
  *                  managers work. Never set for tenants' sandboxes.
+ * @param onHostRoot whether the layers stack on the tier's host image root (an image based on {@code host}, such
+ *                  as a snapshot of a {@code host} sandbox): the tier generates that root inside {@code layersDir}
+ *                  as the lowest layer and gives the sandbox the host image's read-only {@code /usr}, {@code /bin},
+ *                  {@code /lib*} and its in-memory {@code /tmp} and {@code /workspace}
  */
-public record ImageRootfs(Path layersDir, List<String> layers, int uid, int gid, String workdir, boolean buildStep) {
+public record ImageRootfs(Path layersDir, List<String> layers, int uid, int gid, String workdir, boolean buildStep,
+                          boolean onHostRoot) {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+
+    /** Layers that are the whole root. */
+    public ImageRootfs(Path layersDir, List<String> layers, int uid, int gid, String workdir, boolean buildStep) {
+        this(layersDir, layers, uid, gid, workdir, buildStep, false);
+    }
 
     public ImageRootfs {
         Objects.requireNonNull(layersDir, "layersDir");

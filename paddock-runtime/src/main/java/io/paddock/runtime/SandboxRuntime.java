@@ -63,8 +63,34 @@ public interface SandboxRuntime {
         return java.util.Optional.empty();
     }
 
-    /** An image sandbox's writable layer on the host. */
-    record WritableLayer(java.nio.file.Path upper, long uidBase) {
+    /**
+     * A sandbox's writable layer on the host.
+     *
+     * @param paddockFiles what Paddock itself put in {@code upper} (relative paths: its own directory, the
+     *                     {@code /etc} files every sandbox gets, a tier's preload list), never part of a layer
+     *                     made from it (an image build's step, a snapshot)
+     */
+    record WritableLayer(java.nio.file.Path upper, long uidBase, java.util.Set<String> paddockFiles) {
+        /** What every tier puts in a writable layer. */
+        public static final java.util.Set<String> PADDOCK_FILES =
+                java.util.Set.of(".paddock", "etc/hosts", "etc/hostname", "etc/resolv.conf");
+
+        public WritableLayer {
+            paddockFiles = java.util.Set.copyOf(paddockFiles);
+        }
+
+        public WritableLayer(java.nio.file.Path upper, long uidBase) {
+            this(upper, uidBase, PADDOCK_FILES);
+        }
+    }
+
+    /**
+     * Freezes every process of a running sandbox until the handle is closed (a snapshot copies its writable
+     * layer meanwhile, so that no write lands halfway through the copy). Tiers that cannot say FAILED_PRECONDITION.
+     */
+    default AutoCloseable freeze(SandboxId id) {
+        throw new io.paddock.SandboxException(io.paddock.ErrorCode.FAILED_PRECONDITION, name()
+                + " sandboxes cannot be frozen");
     }
 
     /**

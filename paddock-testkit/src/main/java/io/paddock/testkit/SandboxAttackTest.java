@@ -444,12 +444,22 @@ public abstract class SandboxAttackTest {
                 assertThat(size).as("bytes written to %s", dir).isLessThanOrEqualTo(ByteSize.mib(16).bytes());
                 sh(sb, "rm -f " + dir + "/fill");
             }
-            ExecResult root = sh(sb, "dd if=/dev/zero of=/fill bs=1M count=64 2>&1; dd if=/dev/zero of=/usr/fill bs=1M count=1 2>&1");
-            assertThat(root.stdoutText()).containsPattern(tier().readOnlyRootSaysErofs() ? "Read-only file system"
+            // The root is writable into the sandbox's own disk layer, capped at `disk` like the areas above;
+            // where the sandbox user may write (/opt) the quota stops it; the root's own directory is root's.
+            ExecResult opt = sh(sb, "dd if=/dev/zero of=/opt/fill bs=1M count=64 2>&1; stat -c %s /opt/fill");
+            assertThat(opt.stdoutText()).contains("Disk quota exceeded");
+            String[] lines = opt.stdoutText().trim().split("\n");
+            assertThat(Long.parseLong(lines[lines.length - 1].trim())).as("bytes written to /opt")
+                    .isLessThanOrEqualTo(ByteSize.mib(16).bytes());
+            sh(sb, "rm -f /opt/fill");
+            ExecResult root = sh(sb, "dd if=/dev/zero of=/fill bs=1M count=1 2>&1");
+            assertThat(root.stdoutText()).contains("Permission denied").doesNotContain("copied");
+            ExecResult usr = sh(sb, "dd if=/dev/zero of=/usr/fill bs=1M count=1 2>&1");
+            assertThat(usr.stdoutText()).containsPattern(tier().readOnlyRootSaysErofs() ? "Read-only file system"
                     : "(Read-only file system|Permission denied)").doesNotContain("copied");
         }
         long after = host().hostFreeDiskBytes();
-        // Beyond the quota (3 x 16 MiB, had the areas been disk-backed) plus slack for the host's own activity.
+        // Beyond the quotas (4 x 16 MiB, had the memory areas been disk-backed) plus slack for the host's own activity.
         assertThat(before - after).as("host disk consumed").isLessThan(ByteSize.mib(64).bytes());
     }
 

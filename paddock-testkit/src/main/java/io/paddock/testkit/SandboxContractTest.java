@@ -331,24 +331,41 @@ public abstract class SandboxContractTest {
         }
     }
 
+    /**
+     * The host's binaries and libraries are read-only bind mounts whoever writes; the root itself is an overlay
+     * whose writes land in the sandbox's own layer on disk, capped by {@code disk}, where the sandbox user may
+     * write ({@code /opt}, besides {@code /tmp} and {@code /workspace}); root-owned places stay the root's.
+     */
     @Test
-    void rootFilesystemIsReadOnly() {
-        try (Sandbox sb = create()) {
-            ExecResult r = sb.exec("sh", "-c", "touch /usr/x 2>&1; touch /etc/x 2>&1; touch /x 2>&1");
+    void hostBinariesAreReadOnlyAndTheRootIsWritableIntoADiskCappedLayer() {
+        try (Sandbox sb = paddock().create(small().disk(ByteSize.mib(16)).build())) {
+            ExecResult r = sb.exec("sh", "-c", "touch /usr/x 2>&1; touch /usr/bin/x 2>&1; touch /etc/x 2>&1; touch /x 2>&1");
             if (tier().readOnlyRootSaysErofs()) {
                 assertThat(r.stdoutText()).contains("Read-only file system");
             }
             assertThat(r.stdoutText().lines().filter(l -> l.startsWith("touch: cannot touch")).count())
-                    .as(r.stdoutText()).isEqualTo(3);
-            assertThat(sb.exec("sh", "-c", "ls -a /usr/x /etc/x /x 2>/dev/null").stdoutText()).isEmpty();
-            // The root and the image's directories are mounted read-only, whoever writes.
+                    .as(r.stdoutText()).isEqualTo(4);
+            assertThat(sb.exec("sh", "-c", "ls -a /usr/x /usr/bin/x /etc/x /x 2>/dev/null").stdoutText()).isEmpty();
             for (String line : sb.exec("cat", "/proc/self/mountinfo").stdoutText().strip().split("\n")) {
                 String[] f = line.split(" ");
-                if (f[4].equals("/") || f[4].equals("/usr")) {
+                if (f[4].equals("/usr")) {
                     assertThat(f[5].split(",")).as("mount options of %s: %s", f[4], line).contains("ro");
+                }
+                if (f[4].equals("/")) {
+                    assertThat(f[5].split(",")).as("mount options of %s: %s", f[4], line).contains("rw");
                 }
             }
             assertThat(sb.exec("touch", "/workspace/ok", "/tmp/ok").success()).isTrue();
+            ExecResult opt = sb.exec("sh", "-c", "echo kept > /opt/f && cat /opt/f"
+                    + " && dd if=/dev/zero of=/opt/fill bs=1M count=64 2>&1; stat -c %s /opt/fill");
+            assertThat(opt.stdoutText()).as(opt.stderrText()).startsWith("kept\n").contains("Disk quota exceeded");
+            String[] lines = opt.stdoutText().trim().split("\n");
+            assertThat(Long.parseLong(lines[lines.length - 1].trim())).as("bytes written to /opt")
+                    .isLessThanOrEqualTo(ByteSize.mib(16).bytes());
+        }
+        // Another sandbox starts from the shared root, without the first one's writes.
+        try (Sandbox sb = create()) {
+            assertThat(sb.exec("sh", "-c", "ls -A /opt").stdoutText()).isEmpty();
         }
     }
 

@@ -118,9 +118,9 @@ public enum Tier {
     }
 
     /**
-     * Whether a write to the read-only root fails with EROFS even where permissions would refuse it
-     * anyway. gVisor checks permissions first and says EACCES; both tiers mount the root read-only, which
-     * the contract checks in mountinfo.
+     * Whether a write to a read-only mount (the host's {@code /usr}) fails with EROFS even where permissions
+     * would refuse it anyway. gVisor checks permissions first and says EACCES; both tiers bind it read-only,
+     * which the contract checks in mountinfo.
      */
     public boolean readOnlyRootSaysErofs() {
         return readOnlyRootSaysErofs;

@@ -200,6 +200,14 @@ final class RemoteSandbox implements Sandbox {
         http.call("PATCH", path + "/network", null, Wire.json(policy), Http.CONTROL_TIMEOUT);
     }
 
+    /** {@code POST …/snapshot}: no time limit of the client's, as a large layer takes its time to copy. */
+    @Override
+    public io.paddock.ImageInfo snapshot(String tag) {
+        Objects.requireNonNull(tag, "tag");
+        return io.paddock.wire.ImageWire.imageInfo(http.call("POST", path + "/snapshot", null,
+                Wire.object().put("tag", tag), null));
+    }
+
     /**
      * A signed URL from {@code POST …/ports/{port}/url}: it reaches the port through the daemon with no header
      * (a browser can open it), until the sandbox's deadline (at most 7 days) or its end. It is built on this

@@ -305,4 +305,30 @@ class RemoteImagesTest {
             }
         }
     }
+    /**
+     * {@code POST /v1/sandboxes/{id}/snapshot} through the remote SDK: a tenant's host sandbox becomes an image
+     * in the tenant's namespace (elsewhere: PERMISSION_DENIED), which the tenant's next sandbox starts from.
+     */
+    @Test
+    void aSnapshotThroughTheDaemonIsAnImageInTheTenantsNamespace() {
+        String tag = "alice/snap-" + RUN + ":1";
+        made.add(tag);
+        try (Paddock alice = Paddock.connect(daemon.url(), ALICE)) {
+            SandboxSpec spec = SandboxSpec.builder().memory(ByteSize.mib(128)).pids(64).build();
+            try (Sandbox sb = alice.create(spec)) {
+                assertThat(sb.exec("sh", "-c", "echo snap-" + RUN + " > /opt/snap.txt").exitCode()).isZero();
+                assertThatThrownBy(() -> sb.snapshot("snap-" + RUN + ":1")).isInstanceOfSatisfying(SandboxException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.PERMISSION_DENIED));
+                assertThatThrownBy(() -> sb.snapshot("alice/Bad Tag")).isInstanceOfSatisfying(SandboxException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT));
+                ImageInfo info = sb.snapshot(tag);
+                assertThat(info.names()).containsExactly(tag);
+                assertThat(info.labels()).containsEntry("io.paddock.image.base", "host");
+            }
+            try (Sandbox sb = alice.create(spec.toBuilder().image(tag).build())) {
+                ExecResult r = sb.exec("cat", "/opt/snap.txt");
+                assertThat(r.stdoutText()).as(r.stderrText()).isEqualTo("snap-" + RUN + "\n");
+            }
+        }
+    }
 }

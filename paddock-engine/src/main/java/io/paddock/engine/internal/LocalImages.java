@@ -158,6 +158,11 @@ final class LocalImages implements Images {
         }
 
         @Override
+        public java.util.Set<String> paddockFiles() {
+            return layer.paddockFiles();
+        }
+
+        @Override
         public void close() {
             closeQuietly(net);
             sb.close();

@@ -383,6 +383,11 @@ final class ManagedSandbox implements Sandbox {
     }
 
     @Override
+    public io.paddock.ImageInfo snapshot(String tag) {
+        return Snapshots.take(manager, this, tag);
+    }
+
+    @Override
     public void destroy() {
         manager.destroy(this, StopReason.DESTROYED);
     }

@@ -127,6 +127,11 @@ final class NetworkedRuntime implements SandboxRuntime {
     }
 
     @Override
+    public AutoCloseable freeze(SandboxId id) {
+        return tier.freeze(id);
+    }
+
+    @Override
     public long tenantProcessLimit(SandboxSpec spec) {
         return tier.tenantProcessLimit(spec);
     }

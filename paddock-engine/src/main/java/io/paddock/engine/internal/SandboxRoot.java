@@ -47,6 +47,6 @@ record SandboxRoot(Optional<ImageRootfs> rootfs, Map<String, String> env, int ui
         env.putIfAbsent("TMPDIR", "/tmp");
         env.putIfAbsent("HOSTNAME", OciSpecBuilder.HOSTNAME);
         return new SandboxRoot(Optional.of(new ImageRootfs(image.layersDir(), image.layers(), image.uid(), image.gid(),
-                workdir, buildStep)), Map.copyOf(env), image.uid(), image.gid(), workdir, Optional.of(image.id().toString()));
+                workdir, buildStep, image.onHostRoot())), Map.copyOf(env), image.uid(), image.gid(), workdir, Optional.of(image.id().toString()));
     }
 }

@@ -25,6 +25,9 @@ public interface BuildHost {
 
         long uidBase();
 
+        /** What Paddock put in {@link #upper()} (relative paths), left out of the step's layer. */
+        java.util.Set<String> paddockFiles();
+
         @Override
         void close();
     }

@@ -8,18 +8,11 @@ import io.paddock.SandboxException;
 import io.paddock.image.internal.build.BuildContext;
 import io.paddock.image.internal.build.ContextEntry;
 import io.paddock.image.internal.build.ResolvedSource;
-import io.paddock.image.internal.layer.LayerBlob;
-import io.paddock.image.internal.layer.LayerExtractor;
-import io.paddock.image.internal.layer.LayerWriter;
-import io.paddock.image.internal.oci.Descriptor;
 import io.paddock.image.internal.oci.Digest;
 import io.paddock.image.internal.oci.ImageConfig;
-import io.paddock.image.internal.oci.MediaTypes;
 import io.paddock.image.internal.store.ImageStore;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -45,8 +38,6 @@ import java.util.Optional;
  * layer, so an unchanged rebuild runs nothing, and changing one COPY input rebuilds from that step on.
  */
 public final class ImageBuilder {
-    /** Paddock's own files in a sandbox's writable layer, never part of a committed layer. */
-    static final List<String> NOT_COMMITTED = List.of(".paddock", "etc/hosts", "etc/hostname", "etc/resolv.conf");
 
     private final ImageService images;
     private final BuildHost host;
@@ -198,7 +189,7 @@ public final class ImageBuilder {
                 throw new SandboxException(ErrorCode.INVALID_ARGUMENT, where + ": " + step.describe()
                         + " failed with exit code " + exit);
             }
-            layer = commitUpper(sb.upper(), sb.uidBase());
+            layer = images.commitUpper(sb.upper(), sb.uidBase(), sb.paddockFiles());
         }
         Instant now = Instant.now();
         store.cache(stepKey, layer, now);
@@ -210,53 +201,6 @@ public final class ImageBuilder {
         s.chain = stepKey;
         if (entry.made().isAfter(s.newest)) {
             s.newest = entry.made();
-        }
-    }
-
-    /** Writes a sandbox's writable layer (less Paddock's files) as a gzip'd layer blob, then unpacks it as a layer. */
-    private Digest commitUpper(Path upper, long uidBase) {
-        for (String p : NOT_COMMITTED) {
-            ImageStore.deleteTree(upper.resolve(p));
-        }
-        return storeLayer(upper, uidBase);
-    }
-
-    /** Tars {@code dir} (ids shifted down by {@code uidShift}) into a blob, unpacks it as a stored layer. */
-    private Digest storeLayer(Path dir, long uidShift) {
-        ImageStore store = images.store();
-        Path tmp = null;
-        try {
-            tmp = Files.createTempFile(store.root(), ".layer-", ".tar.gz");
-            LayerBlob blob;
-            try (OutputStream out = Files.newOutputStream(tmp)) {
-                blob = new LayerWriter().write(dir, out, true, uidShift);
-            }
-            Digest digest;
-            try (InputStream in = Files.newInputStream(tmp)) {
-                digest = store.blobs().put(in, Long.MAX_VALUE, blob.digest());
-            }
-            store.recordLayerBlob(blob.diffId(), new Descriptor(MediaTypes.OCI_LAYER_GZIP, digest, blob.size()));
-            if (!store.hasLayer(blob.diffId())) {
-                // Unpacked from the blob itself, so the stored layer is exactly what a push sends.
-                Path staging = store.newLayerStaging();
-                try (InputStream in = store.blobs().open(digest)) {
-                    images.extractor().extract(in, MediaTypes.OCI_LAYER_GZIP, staging, LayerExtractor.Limits.DEFAULT);
-                    store.commitLayer(staging, blob.diffId());
-                } finally {
-                    ImageStore.deleteTree(staging);
-                }
-            }
-            return blob.diffId();
-        } catch (IOException e) {
-            throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot store a build layer: " + e, e);
-        } finally {
-            if (tmp != null) {
-                try {
-                    Files.deleteIfExists(tmp);
-                } catch (IOException ignored) {
-                    // prune's temporaries sweep gets it
-                }
-            }
         }
     }
 
@@ -292,7 +236,7 @@ public final class ImageBuilder {
                     write(staging, rel, e, owner, src.isDirectory() && e.relativePath().isEmpty());
                 }
             }
-            Digest layer = storeLayer(staging, 0);
+            Digest layer = images.storeLayer(staging, 0, java.util.Set.of());
             Instant now = Instant.now();
             store.cache(stepKey, layer, now);
             useLayer(s, stepKey, new ImageStore.CacheEntry(layer, now));

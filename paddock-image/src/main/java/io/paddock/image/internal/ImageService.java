@@ -235,7 +235,10 @@ public final class ImageService {
         }
         List<String> names = new java.util.ArrayList<>();
         img.get().config().diffIds().forEach(d -> names.add(0, ImageStore.layerName(d)));
-        return mountedLayerLists(Path.of("/proc/self/mountinfo")).contains(String.join(":", names));
+        String lowers = String.join(":", names);
+        // An image based on the host image has a host root below its layers (ImageStore.HOST_ROOT_PREFIX).
+        return mountedLayerLists(Path.of("/proc/self/mountinfo")).stream().anyMatch(l -> l.equals(lowers)
+                || img.get().config().hostBased() && l.startsWith(lowers + ":" + ImageStore.HOST_ROOT_PREFIX));
     }
 
     /**
@@ -408,6 +411,79 @@ public final class ImageService {
                 }
             }
         }
+    }
+
+    // ---- layers from sandboxes ----
+
+    /**
+     * Turns a sandbox's writable layer ({@code upper}, files owned by host ids from {@code uidBase}) into a stored
+     * layer, less {@code paddockFiles} (what Paddock put there: see the runtime's {@code WritableLayer}), without
+     * changing it: a build's RUN step and a snapshot. Returns the layer's diff_id.
+     */
+    public Digest commitUpper(Path upper, long uidBase, java.util.Set<String> paddockFiles) {
+        return storeLayer(upper, uidBase, paddockFiles);
+    }
+
+    /**
+     * Tars {@code dir} (ids shifted down by {@code uidShift}, {@code excluded} left out) into a gzip'd blob, and
+     * unpacks that blob as a stored layer, so that the stored layer is exactly what a push sends.
+     */
+    Digest storeLayer(Path dir, long uidShift, java.util.Set<String> excluded) {
+        Path tmp = null;
+        try {
+            tmp = Files.createTempFile(store.root(), ".layer-", ".tar.gz");
+            LayerBlob blob;
+            try (java.io.OutputStream out = Files.newOutputStream(tmp)) {
+                blob = new LayerWriter().write(dir, out, true, uidShift, excluded);
+            }
+            Digest digest;
+            try (InputStream in = Files.newInputStream(tmp)) {
+                digest = store.blobs().put(in, Long.MAX_VALUE, blob.digest());
+            }
+            store.recordLayerBlob(blob.diffId(), new Descriptor(MediaTypes.OCI_LAYER_GZIP, digest, blob.size()));
+            if (!store.hasLayer(blob.diffId())) {
+                Path staging = store.newLayerStaging();
+                try (InputStream in = store.blobs().open(digest)) {
+                    extractor.extract(in, MediaTypes.OCI_LAYER_GZIP, staging, LayerExtractor.Limits.DEFAULT);
+                    store.commitLayer(staging, blob.diffId());
+                } finally {
+                    ImageStore.deleteTree(staging);
+                }
+            }
+            return blob.diffId();
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot store a layer: " + e, e);
+        } finally {
+            if (tmp != null) {
+                try {
+                    Files.deleteIfExists(tmp);
+                } catch (IOException ignored) {
+                    // prune's temporaries sweep gets it
+                }
+            }
+        }
+    }
+
+    /**
+     * The configuration of a snapshot of a {@code host} sandbox before its layer: based on the host image
+     * ({@link ImageConfig#BASE_LABEL}), its user ({@code uid}:{@code gid}), working directory and environment.
+     */
+    public static ImageConfig hostBase(List<String> env, int uid, int gid, String workdir) {
+        return ImageConfig.empty().withEnv(env).withUser(uid + ":" + gid).withWorkingDir(workdir)
+                .withLabels(Map.of(ImageConfig.BASE_LABEL, ImageConfig.HOST_BASE));
+    }
+
+    /**
+     * A snapshot: {@code layer} (a sandbox's writable layer, committed with {@link #commitUpper}) on top of the
+     * layers of {@code base} (the sandbox's image's configuration, or {@link #hostBase}), with its configuration,
+     * stored and named {@code tag}.
+     */
+    public ImageStore.StoredImage snapshot(ImageConfig base, Digest layer, String tag) {
+        List<Digest> layers = new java.util.ArrayList<>(base.diffIds());
+        layers.add(layer);
+        ImageConfig config = base.withLayers(layers).withCreated(Optional.of(Instant.now()));
+        Digest configDigest = store.blobs().put(config.toJson());
+        return store.put(configDigest, List.of(), List.of(tag));
     }
 
     // ---- builds ----

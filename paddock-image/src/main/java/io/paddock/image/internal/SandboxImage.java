@@ -24,10 +24,11 @@ import java.util.Optional;
  * What a sandbox of a stored image runs on: its layer directories (topmost first) and how its processes
  * start: environment, user and working directory, resolved from the image's configuration the way Docker
  * does (a user name is looked up in the image's own {@code /etc/passwd}; no user means root, which in a
- * sandbox is an unprivileged host id with no capabilities).
+ * sandbox is an unprivileged host id with no capabilities). {@code onHostRoot}: the layers stack on the host
+ * image's root ({@link ImageConfig#BASE_LABEL}).
  */
 public record SandboxImage(Digest id, Path layersDir, List<String> layers, Map<String, String> env, int uid, int gid,
-                           String workdir, List<String> entrypoint, List<String> cmd) {
+                           String workdir, List<String> entrypoint, List<String> cmd, boolean onHostRoot) {
     /** Where commands start in an image that names no working directory. */
     public static final String DEFAULT_WORKDIR = "/workspace";
     static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -53,7 +54,9 @@ public record SandboxImage(Digest id, Path layersDir, List<String> layers, Map<S
         env.putIfAbsent("PATH", DEFAULT_PATH);
         int[] ids = resolveUser(c.user(), store.layersDir(), layers);
         String workdir = c.workingDir().isEmpty() ? DEFAULT_WORKDIR : c.workingDir();
-        return new SandboxImage(image.id(), store.layersDir(), layers, env, ids[0], ids[1], workdir, c.entrypoint(), c.cmd());
+        // An image based on the host image (a snapshot of a host sandbox) stacks on the tier's host root.
+        return new SandboxImage(image.id(), store.layersDir(), layers, env, ids[0], ids[1], workdir, c.entrypoint(), c.cmd(),
+                c.hostBased());
     }
 
     /**

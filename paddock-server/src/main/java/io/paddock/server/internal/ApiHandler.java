@@ -230,6 +230,13 @@ public final class ApiHandler extends Handler.Abstract {
                 io.paddock.CodebaseInfo info = paddock.codebases().commit(sandbox(caller, m).id());
                 json(response, callback, 200, CodebaseWire.json(tenancy.clientResourceName(caller, info.name()), info));
             }
+            case SNAPSHOT -> {
+                Sandbox sb = sandbox(caller, m);
+                String tag = Wire.requiredText(readJson(request), "tag");
+                // The new image is host-wide: a tenant names it in its own namespace, as for builds.
+                tenancy.checkImageTags(caller, java.util.List.of(tag));
+                json(response, callback, 200, io.paddock.wire.ImageWire.json(sb.snapshot(tag)));
+            }
             case PORT_URL -> {
                 Sandbox sb = sandbox(caller, m);
                 JsonNode body = carriesBody(request) ? readJson(request) : null;

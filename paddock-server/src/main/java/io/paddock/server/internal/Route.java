@@ -65,6 +65,7 @@ public enum Route {
     DELETE_CODEBASE("DELETE", "/v1/codebases/{name}"),
     CODEBASE_DIFF("GET", "/v1/sandboxes/{id}/codebase/diff"),
     CODEBASE_COMMIT("POST", "/v1/sandboxes/{id}/codebase/commit"),
+    SNAPSHOT("POST", "/v1/sandboxes/{id}/snapshot"),
     // before PORT_PROXY, which would take it: a POST to exactly .../url asks for a signed URL
     PORT_URL("POST", "/v1/sandboxes/{id}/ports/{port}/url"),
     // "*": any method, and {path} is the rest of the path, even none

@@ -76,7 +76,17 @@ public final class LayerWriter {
      * {@code gzip}, with owners shifted down by {@code uidShift}.
      */
     public LayerBlob write(Path dir, OutputStream out, boolean gzip, long uidShift) {
+        return write(dir, out, gzip, uidShift, java.util.Set.of());
+    }
+
+    /**
+     * As {@link #write(Path, OutputStream, boolean, long)}, leaving out the entries at the relative paths
+     * {@code excluded} ({@code etc/hosts}, {@code .paddock}: a directory with all it holds), whatever they are
+     * (a whiteout too), without changing {@code dir}: what turns a live sandbox's writable layer into a layer.
+     */
+    public LayerBlob write(Path dir, OutputStream out, boolean gzip, long uidShift, java.util.Set<String> excluded) {
         Objects.requireNonNull(dir, "dir");
+        Objects.requireNonNull(excluded, "excluded");
         Objects.requireNonNull(out, "out");
         if (uidShift < 0) {
             throw new IllegalArgumentException("uidShift must not be negative: " + uidShift);
@@ -100,7 +110,7 @@ public final class LayerWriter {
             tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
             tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
             tar.setAddPaxHeadersForNonAsciiNames(true);
-            new Walk(tar, uidShift).root(dir);
+            new Walk(tar, uidShift, excluded).root(dir);
             tar.finish();
             tar.close(); // finishes the gzip stream; the blob stream only flushes `out`
             done = true;
@@ -118,13 +128,15 @@ public final class LayerWriter {
     private static final class Walk {
         private final TarArchiveOutputStream tar;
         private final long uidShift;
+        private final java.util.Set<String> excluded;
         /** First name written for each multiply-linked regular file, by (device, inode). */
         private final Map<List<Long>, String> linked = new HashMap<>();
         private final byte[] buffer = new byte[BUFFER];
 
-        Walk(TarArchiveOutputStream tar, long uidShift) {
+        Walk(TarArchiveOutputStream tar, long uidShift, java.util.Set<String> excluded) {
             this.tar = tar;
             this.uidShift = uidShift;
+            this.excluded = excluded;
         }
 
         void root(Path dir) throws IOException {
@@ -149,9 +161,12 @@ public final class LayerWriter {
         }
 
         private void entry(Path p, String prefix, String name) throws IOException {
+            String rel = prefix + name;
+            if (excluded.contains(rel)) {
+                return;
+            }
             Map<String, Object> a = Files.readAttributes(p, ATTRIBUTES, NOFOLLOW);
             int mode = (Integer) a.get("mode");
-            String rel = prefix + name;
             switch (mode & S_IFMT) {
                 case S_IFDIR: {
                     put(new TarArchiveEntry(rel + "/", TarConstants.LF_DIR), a, S_IFDIR);

@@ -25,6 +25,13 @@ public record ImageConfig(String architecture, String os, List<String> env, Stri
                           List<String> entrypoint, List<String> cmd, Map<String, String> labels,
                           List<String> exposedPorts, List<Digest> diffIds, Optional<Instant> created) {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /**
+     * The label that says an image's layers stack on the host image's root rather than on nothing: a snapshot of
+     * a {@code host} sandbox (value {@value #HOST_BASE}). Its sandboxes get the host's {@code /usr}, {@code /bin}
+     * and {@code /lib*} read-only, as the host image's do (docs/IMAGES.md, "Snapshots").
+     */
+    public static final String BASE_LABEL = "io.paddock.image.base";
+    public static final String HOST_BASE = "host";
 
     public ImageConfig {
         Objects.requireNonNull(architecture, "architecture");
@@ -131,6 +138,11 @@ public record ImageConfig(String architecture, String os, List<String> env, Stri
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /** Whether this image's layers stack on the host image's root ({@link #BASE_LABEL}). */
+    public boolean hostBased() {
+        return HOST_BASE.equals(labels.get(BASE_LABEL));
     }
 
     /** The environment as a map, in order; a later duplicate wins. */

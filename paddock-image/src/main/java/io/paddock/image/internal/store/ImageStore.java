@@ -42,6 +42,7 @@ import java.util.stream.Stream;
  * <pre>
  *   &lt;root&gt;/blobs/sha256/&lt;hex&gt;     configs, manifests, compressed layers (what registries serve)
  *   &lt;root&gt;/layers/&lt;32 hex&gt;/        an unpacked layer, named by its diff_id (the uncompressed tar's digest)
+ *   &lt;root&gt;/layers/host-&lt;hash&gt;/      the host image's root, under the layers of images based on it
  *   &lt;root&gt;/images/&lt;hex&gt;.json      an image: its config digest (its id), config summary, layer blobs
  *   &lt;root&gt;/names.json              name:tag -> image id
  *   &lt;root&gt;/cache/&lt;hex&gt;             build cache: a step's key -> the layer it made, and when
@@ -57,6 +58,11 @@ public final class ImageStore {
     /** Hex digits of a diff_id in its layer directory's name: 128 bits, and 120 layers fit one overlay mount. */
     static final int LAYER_NAME_HEX = 32;
     static final long MAX_RECORD = 4 << 20;
+    /**
+     * The host image's root directories generated in the layer directory ({@code host-<hash>}) for images based
+     * on it (see {@link ImageConfig#BASE_LABEL}); never a layer's name, which is hex.
+     */
+    public static final String HOST_ROOT_PREFIX = "host-";
 
     private final Path root;
     private final BlobStore blobs;
@@ -341,12 +347,14 @@ public final class ImageStore {
             Set<Digest> liveBlobs = new HashSet<>();
             keepLayers.forEach(d -> liveLayers.add(layerName(d)));
             Map<String, Digest> named = names();
+            boolean hostBased = false;
             for (StoredImage img : list()) {
                 if (!named.containsValue(img.id()) && !keepImages.contains(img.id())) {
                     // an unnamed image is a build's intermediate: it goes, and with it what only it used
                     Files.deleteIfExists(images.resolve(img.id().hex() + ".json"));
                     continue;
                 }
+                hostBased |= img.config().hostBased();
                 img.config().diffIds().forEach(d -> {
                     liveLayers.add(layerName(d));
                     layerBlob(d).ifPresent(b -> liveBlobs.add(b.digest()));
@@ -369,7 +377,9 @@ public final class ImageStore {
             try (Stream<Path> s = Files.list(layers)) {
                 for (Path p : s.toList()) {
                     String name = p.getFileName().toString();
-                    if (!liveLayers.contains(name)) {
+                    // The host image's roots (HOST_ROOT_PREFIX) that images based on it stack on are kept while
+                    // any such image is; a removed one is generated again by the next sandbox that needs it.
+                    if (!liveLayers.contains(name) && !(hostBased && name.startsWith(HOST_ROOT_PREFIX))) {
                         deleteTree(p);
                         nl++;
                     }

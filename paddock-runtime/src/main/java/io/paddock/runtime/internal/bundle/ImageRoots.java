@@ -44,6 +44,21 @@ final class ImageRoots {
         return List.copyOf(e);
     }
 
+    /**
+     * What the writable layer over the host image's root starts with: its root, owned by the sandbox's root, and
+     * {@code /opt}, owned by the sandbox user ({@code uid}:{@code gid} inside the sandbox), the one directory of
+     * the root the user may write besides {@code /tmp} and {@code /workspace}. The host root directory itself
+     * stays root's on the host, shared and unchanged.
+     */
+    static List<String> hostUpperEntries(long uidBase, int uid, int gid) {
+        return List.of(dir("", 0755, uidBase, uidBase), userOpt(uidBase, uid, gid));
+    }
+
+    /** {@code /opt} owned by the sandbox user, over the host root's (see {@link #hostUpperEntries}). */
+    static String userOpt(long uidBase, int uid, int gid) {
+        return dir("opt", 0755, uidBase + uid, uidBase + gid);
+    }
+
     private static String dir(String path, int mode, long uid, long gid) {
         return "d:" + path + ":" + Integer.toOctalString(mode) + ":" + uid + ":" + gid;
     }

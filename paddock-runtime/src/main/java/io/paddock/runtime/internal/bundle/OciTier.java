@@ -158,6 +158,8 @@ public abstract class OciTier implements SandboxRuntime {
             BundlePlan plan = plan(request, uids.firstId(slot), bundle);
             if (request.image().isPresent()) {
                 plan = mountImageRoot(id, request, plan, undo);
+            } else {
+                plan = mountHostRoot(id, request, plan, undo);
             }
             if (!request.mounts().isEmpty()) {
                 plan = mountExtras(id, request, plan, undo);
@@ -236,12 +238,43 @@ public abstract class OciTier implements SandboxRuntime {
         Path rootfs = Files.createDirectory(rootfsOf(id));
         undo.push(() -> writable.delete(id));
         undo.push(() -> removeImageRoot(id));
+        List<String> lowers = new ArrayList<>(image.layers());
+        List<String> entries = new ArrayList<>(ImageRoots.upperEntries(plan.uidBase(), image, preload.map(ImageRoots::preloadPath)));
+        List<OciSpec.Mount> mounts = new ArrayList<>();
+        if (image.onHostRoot()) {
+            // An image based on the host image: its layers stack on this tier's host root, generated in the
+            // image's layer directory so that one overlay names them all; the host's /usr etc. as for `host`.
+            HostImage base = image().preparedIn(image.layersDir());
+            lowers.add(base.layerName());
+            entries.add(ImageRoots.userOpt(plan.uidBase(), image.uid(), image.gid()));
+            mounts.addAll(base.mounts());
+        }
+        mounts.addAll(ImageRoots.mounts(host.initBinary(), preload));
         // One process makes the writable layer (a subvolume limited to `disk`), its first entries and the mount.
         host.rootfsTool().create(plan.uidBase(), writable.of(id), request.spec().disk().bytes(), image.layersDir(),
-                image.layers(), rootfs, ImageRoots.upperEntries(plan.uidBase(), image, preload.map(ImageRoots::preloadPath)));
-        return plan.withImageRoot(rootfs.toString(), ImageRoots.mounts(host.initBinary(), preload),
+                lowers, rootfs, entries);
+        return plan.withImageRoot(rootfs.toString(), mounts,
                 new BundlePlan.RootUser(image.uid(), image.gid(), image.workdir(), true,
-                        image.buildStep() ? OciSpecBuilder.BUILD_CAPABILITIES : List.of()));
+                        image.buildStep() ? OciSpecBuilder.BUILD_CAPABILITIES : List.of(), image.onHostRoot()));
+    }
+
+    /**
+     * A {@code host} sandbox's root: as an image's ({@link #mountImageRoot}), with the tier's host root directory
+     * as the only, id-mapped, lower layer (named in its parent directory), so that the root is writable into a
+     * layer limited to the spec's {@code disk} and discarded on destroy, while the host's {@code /usr},
+     * {@code /bin} and {@code /lib*} stay read-only bind mounts and {@code /tmp} and {@code /workspace} tmpfs.
+     */
+    private BundlePlan mountHostRoot(SandboxId id, StartRequest request, BundlePlan plan, Deque<Runnable> undo)
+            throws IOException {
+        HostImage base = image();
+        WritableLayers writable = host.writable();
+        Path rootfs = Files.createDirectory(rootfsOf(id));
+        undo.push(() -> writable.delete(id));
+        undo.push(() -> removeImageRoot(id));
+        BundlePlan.RootUser user = BundlePlan.hostUserOnWritableRoot(request.spec());
+        host.rootfsTool().create(plan.uidBase(), writable.of(id), request.spec().disk().bytes(), base.root().getParent(),
+                List.of(base.layerName()), rootfs, ImageRoots.hostUpperEntries(plan.uidBase(), user.uid(), user.gid()));
+        return plan.withImageRoot(rootfs.toString(), base.mounts(), user);
     }
 
     /** Where a sandbox's extra mounts are mounted on the host: {@code <state>/mounts/<id>/<index>}. */
@@ -317,7 +350,17 @@ public abstract class OciTier implements SandboxRuntime {
         if (slot == null || !Files.isDirectory(upper, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
             return Optional.empty();
         }
-        return Optional.of(new WritableLayer(upper, host.uids().firstId(slot)));
+        java.util.Set<String> paddockFiles = new java.util.HashSet<>(WritableLayer.PADDOCK_FILES);
+        preloadLibrary().ifPresent(lib -> paddockFiles.add("etc/ld.so.preload"));
+        return Optional.of(new WritableLayer(upper, host.uids().firstId(slot), paddockFiles));
+    }
+
+    /** Freezes the sandbox's cgroups (every process of it: on runsc the Sentry and gofer too). */
+    @Override
+    public AutoCloseable freeze(SandboxId id) {
+        String path = cgroupsPath(id);
+        host.cgroups().freeze(path);
+        return () -> host.cgroups().thaw(path);
     }
 
     /** Removes an image sandbox's root: the overlay mount, then its writable layer. Idempotent. */

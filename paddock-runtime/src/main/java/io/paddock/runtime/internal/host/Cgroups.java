@@ -163,6 +163,41 @@ public final class Cgroups {
                 + " still has processes that do not die (uninterruptible?); cleanup will be retried");
     }
 
+    /**
+     * Freezes every task of the sandbox's cgroup (v1 {@code freezer.state}, v2 {@code cgroup.freeze}) and waits
+     * until the kernel says it is frozen.
+     *
+     * @throws SandboxException FAILED_PRECONDITION when there is no freezer for it, UNAVAILABLE when it does not
+     *                          freeze within five seconds (it is thawed again)
+     */
+    public void freeze(String cgroupsPath) {
+        Path dir = dirs(cgroupsPath).stream().filter(d -> Files.exists(d.resolve("freezer.state"))
+                || Files.exists(d.resolve("cgroup.freeze"))).findFirst().orElseThrow(() -> new SandboxException(
+                ErrorCode.FAILED_PRECONDITION, "cgroup " + cgroupsPath + " has no freezer here (" + this + ")"));
+        boolean v1 = Files.exists(dir.resolve("freezer.state"));
+        try {
+            Files.writeString(dir.resolve(v1 ? "freezer.state" : "cgroup.freeze"), v1 ? "FROZEN" : "1");
+            for (int i = 0; i < 500; i++) {
+                String state = v1 ? Files.readString(dir.resolve("freezer.state")).trim()
+                        : Files.readString(dir.resolve("cgroup.events"));
+                if (v1 ? state.equals("FROZEN") : state.contains("frozen 1")) {
+                    return;
+                }
+                sleep(10);
+            }
+        } catch (IOException e) {
+            thaw(dir);
+            throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot freeze cgroup " + cgroupsPath + ": " + e, e);
+        }
+        thaw(dir);
+        throw new SandboxException(ErrorCode.UNAVAILABLE, "cgroup " + cgroupsPath + " did not freeze within 5 s");
+    }
+
+    /** Thaws the sandbox's cgroups after {@link #freeze}; nothing when they are gone. */
+    public void thaw(String cgroupsPath) {
+        dirs(cgroupsPath).forEach(Cgroups::thaw);
+    }
+
     /** Thaws a frozen cgroup (v1 freezer, v2 cgroup.freeze); nothing for others or when it is gone. */
     private static void thaw(Path dir) {
         try {

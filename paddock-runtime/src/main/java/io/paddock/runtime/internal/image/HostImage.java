@@ -53,14 +53,46 @@ public final class HostImage {
 
     private final Path root;
     private final List<Mount> mounts;
+    private final Path initBinary;
+    private final Path hostRoot;
+    private final Path preloadLibrary;
+    /** The same root prepared in other directories (an image store's layer directory), by directory. */
+    private final java.util.concurrent.ConcurrentHashMap<Path, HostImage> elsewhere = new java.util.concurrent.ConcurrentHashMap<>();
 
-    private HostImage(Path root, List<Mount> mounts) {
+    private HostImage(Path root, List<Mount> mounts, Path initBinary, Path hostRoot, Path preloadLibrary) {
         this.root = root;
         this.mounts = mounts;
+        this.initBinary = initBinary;
+        this.hostRoot = hostRoot;
+        this.preloadLibrary = preloadLibrary;
     }
 
     public Path root() {
         return root;
+    }
+
+    /**
+     * The name of the root directory in its parent: what {@code paddock-rootfs} names as the lowest layer of an
+     * overlay whose layer directory is that parent ({@code host-<hash>}).
+     */
+    public String layerName() {
+        return root.getFileName().toString();
+    }
+
+    /**
+     * This root, generated (once, content-addressed as here) inside {@code dir}: the layer directory of an
+     * image based on the host image, whose layers stack on it in one overlay. Regenerated if it was removed.
+     */
+    public HostImage preparedIn(Path dir) {
+        if (dir.equals(root.getParent())) {
+            return this;
+        }
+        HostImage there = elsewhere.get(dir);
+        if (there == null || !Files.isDirectory(there.root, LinkOption.NOFOLLOW_LINKS)) {
+            there = prepare(dir, initBinary, hostRoot, preloadLibrary);
+            elsewhere.put(dir, there);
+        }
+        return there;
     }
 
     public List<Mount> mounts() {
@@ -101,7 +133,7 @@ public final class HostImage {
                     deleteTree(tmp);
                 }
             }
-            return new HostImage(root, mounts);
+            return new HostImage(root, mounts, initBinary, hostRoot, preloadLibrary);
         } catch (IOException e) {
             throw new SandboxException(ErrorCode.INTERNAL, "cannot prepare the host image under " + imagesDir + ": " + e, e);
         }

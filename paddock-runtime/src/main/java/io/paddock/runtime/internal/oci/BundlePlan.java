@@ -39,21 +39,45 @@ import java.util.Optional;
 public record BundlePlan(SandboxSpec spec, String rootfs, List<Mount> imageMounts, long uidBase, String cgroupsPath,
                          HostFacts host, long hostPids, SeccompProfile.Dialect seccomp, Optional<String> userns,
                          RootUser user, Optional<Netns> netns, List<Mount> extraMounts) {
-    /** The sandbox user of the host image: uid and gid 1000, starting in the spec's workdir, read-only root. */
+    /**
+     * The sandbox user of the host image's root directory used as is: uid and gid 1000, starting in the spec's
+     * workdir, read-only root (the benchmark's plain runc peer; Paddock's tiers give the host image a writable
+     * root, {@link #hostUserOnWritableRoot}).
+     */
     public static RootUser hostUser(SandboxSpec spec) {
         return new RootUser(OciSpecBuilder.SANDBOX_UID, OciSpecBuilder.SANDBOX_GID, spec.workdir(), false, List.of());
+    }
+
+    /**
+     * The sandbox user of the host image on a writable root (an overlay over the host root directory with a
+     * disk-capped writable layer): uid and gid 1000, starting in the spec's workdir, {@code /tmp} and
+     * {@code /workspace} still size-capped tmpfs mounts.
+     */
+    public static RootUser hostUserOnWritableRoot(SandboxSpec spec) {
+        return new RootUser(OciSpecBuilder.SANDBOX_UID, OciSpecBuilder.SANDBOX_GID, spec.workdir(), true, List.of(), true);
     }
 
     /**
      * @param uid          tenant processes' and file operations' uid inside the sandbox
      * @param gid          their gid
      * @param workdir      where commands start unless they name a directory
-     * @param writableRoot whether the root is an image's overlay with a disk-backed writable layer
+     * @param writableRoot whether the root is an overlay with a disk-backed writable layer
      * @param tenantCaps   capabilities commands running as uid 0 keep (over the sandbox's own user namespace
      *                     only): none, except for image builds' RUN steps
+     * @param memoryScratch whether {@code /tmp} and {@code /workspace} are size-capped tmpfs mounts (the host
+     *                     image, and images based on it) rather than part of the root
      */
-    public record RootUser(int uid, int gid, String workdir, boolean writableRoot, List<String> tenantCaps) {
+    public record RootUser(int uid, int gid, String workdir, boolean writableRoot, List<String> tenantCaps,
+                           boolean memoryScratch) {
+        /** A stored image's root is writable and holds {@code /tmp} and {@code /workspace}; a read-only one does not. */
+        public RootUser(int uid, int gid, String workdir, boolean writableRoot, List<String> tenantCaps) {
+            this(uid, gid, workdir, writableRoot, tenantCaps, !writableRoot);
+        }
+
         public RootUser {
+            if (!writableRoot && !memoryScratch) {
+                throw new IllegalArgumentException("a read-only root needs its writable areas in memory");
+            }
             Objects.requireNonNull(workdir, "workdir");
             tenantCaps = List.copyOf(tenantCaps);
             for (String c : tenantCaps) {

@@ -98,7 +98,7 @@ public final class OciSpecBuilder {
                 List.copyOf(args),
                 INIT_ENV,
                 // An image's working directory may not exist in it: as with Docker, the runtime creates it.
-                plan.user().writableRoot() ? plan.user().workdir() : "/",
+                plan.user().memoryScratch() ? "/" : plan.user().workdir(),
                 Capabilities.only(List.copyOf(caps)),
                 plan.userns().isPresent() ? List.of() : initRlimits(plan),
                 true);
@@ -164,14 +164,15 @@ public final class OciSpecBuilder {
                 List.of("bind", "ro", "nosuid", "nodev", "noexec"))));
         plan.netns().filter(ns -> ns.caBundleFile() != null).ifPresent(ns -> m.add(new Mount(CA_BUNDLE, "bind",
                 ns.caBundleFile(), List.of("bind", "ro", "nosuid", "nodev", "noexec"))));
-        if (!plan.user().writableRoot()) {
-            // The writable area; an image's root is an overlay with a writable layer on disk, limited to `disk`
-            // by its quota, of which /tmp and /workspace are part. runc gives a tmpfs root the mode of its
-            // mountpoint, so /tmp is 1777 and /workspace 0755 in the image's root directory; ownership comes
-            // from the options. One the sandbox's own mounts cover is left out.
+        if (plan.user().memoryScratch()) {
+            // The writable area when the root's writable layer is not where /tmp and /workspace live (a stored
+            // image's root is an overlay with a writable layer on disk, limited to `disk` by its quota, of which
+            // they are part). runc gives a tmpfs root the mode of its mountpoint, so /tmp is 1777 and /workspace
+            // 0755 in the image's root directory; ownership comes from the options. One the sandbox's own mounts
+            // cover is left out.
             m.add(new Mount("/tmp", "tmpfs", "tmpfs", List.of("nosuid", "nodev", size, nrInodes)));
             m.add(new Mount("/workspace", "tmpfs", "tmpfs", List.of("nosuid", "nodev", size, nrInodes,
-                    "uid=" + SANDBOX_UID, "gid=" + SANDBOX_GID)));
+                    "uid=" + plan.user().uid(), "gid=" + plan.user().gid())));
             m.removeIf(t -> t.type().equals("tmpfs") && plan.extraMounts().stream().anyMatch(x -> x.destination().equals(t.destination())));
         }
         m.addAll(plan.extraMounts());

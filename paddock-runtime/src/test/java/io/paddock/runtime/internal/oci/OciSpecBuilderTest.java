@@ -19,10 +19,15 @@ class OciSpecBuilderTest {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     private static final BundlePlan.HostFacts FACTS = new BundlePlan.HostFacts("amd64", true, 20000);
 
+    /**
+     * A host-image sandbox as the tiers plan it: the root is the overlay of the host root directory and the
+     * sandbox's disk-capped writable layer, mounted at {@code <state>/roots/<id>}; {@code /usr} read-only.
+     */
     static BundlePlan plan(SandboxSpec spec) {
-        return new BundlePlan(spec, "/run/paddock/images/host-0123456789abcdef",
-                List.of(new Mount("/usr", "bind", "/usr", List.of("rbind", "ro", "nosuid", "nodev"))),
-                0x4000_0000L + 3 * 65536, "/paddock/sb-aaaaaaaaaaaaaaaaaaaaaaaaaa", FACTS);
+        List<Mount> usr = List.of(new Mount("/usr", "bind", "/usr", List.of("rbind", "ro", "nosuid", "nodev")));
+        return new BundlePlan(spec, "/run/paddock/images/host-0123456789abcdef", usr,
+                0x4000_0000L + 3 * 65536, "/paddock/sb-aaaaaaaaaaaaaaaaaaaaaaaaaa", FACTS)
+                .withImageRoot("/run/paddock/roots/sb-aaaaaaaaaaaaaaaaaaaaaaaaaa", usr, BundlePlan.hostUserOnWritableRoot(spec));
     }
 
     /** The runc tier's plan: it joins the user namespace prepared as the sandbox's own host uid. */
@@ -61,7 +66,7 @@ class OciSpecBuilderTest {
                 .label("team", "ml").runtime("runsc").build();
         BundlePlan runc = plan(spec);
         BundlePlan runsc = new BundlePlan(spec, runc.rootfs(), runc.imageMounts(), runc.uidBase(), runc.cgroupsPath(),
-                FACTS, 8L * 128 + 512, SeccompProfile.Dialect.GVISOR);
+                FACTS, 8L * 128 + 512, SeccompProfile.Dialect.GVISOR).withImageRoot(runc.rootfs(), runc.imageMounts(), runc.user());
         String actual = JSON.writeValueAsString(OciSpecBuilder.build(runsc)) + "\n";
         Path golden = Path.of("src/test/resources/golden/config-runsc.json");
         if (Boolean.getBoolean("paddock.golden.update")) {
@@ -162,7 +167,15 @@ class OciSpecBuilderTest {
         assertThat(oci.linux().resources().pids().limit()).isEqualTo(32);
         assertThat(oci.mounts()).filteredOn(m -> m.destination().equals("/workspace")).singleElement()
                 .satisfies(m -> assertThat(m.options()).contains("size=" + (10L << 20)));
-        assertThat(oci.root().readonly()).isTrue();
+        // The host image's root is writable into the sandbox's disk layer; /usr (above) is bound read-only.
+        assertThat(oci.root().readonly()).isFalse();
+        assertThat(oci.mounts()).filteredOn(m -> m.destination().equals("/usr")).singleElement()
+                .satisfies(m -> assertThat(m.options()).contains("ro"));
+        assertThat(oci.mounts()).filteredOn(m -> m.destination().equals("/tmp")).singleElement()
+                .satisfies(m -> assertThat(m.type()).isEqualTo("tmpfs"));
+        // The root directory used as is (the benchmark's plain runc peer) is read-only.
+        assertThat(OciSpecBuilder.build(new BundlePlan(spec, "/r", List.of(), 0x4000_0000L, "/paddock/x", FACTS))
+                .root().readonly()).isTrue();
         assertThat(oci.process().noNewPrivileges()).isTrue();
         assertThat(oci.linux().namespaces()).extracting(OciSpec.Namespace::type)
                 .containsExactlyInAnyOrder("pid", "network", "ipc", "uts", "mount", "user", "cgroup");
