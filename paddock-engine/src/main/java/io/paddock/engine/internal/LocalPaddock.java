@@ -15,15 +15,22 @@ import java.util.Objects;
 public final class LocalPaddock implements Paddock {
     private final SandboxManager manager;
     private final LocalImages images;
+    private final LocalVolumes volumes;
 
     public LocalPaddock(LocalOptions options) {
         this.manager = new SandboxManager(Objects.requireNonNull(options, "options"));
         this.images = new LocalImages(manager);
+        this.volumes = new LocalVolumes(manager);
     }
 
     @Override
     public io.paddock.Images images() {
         return images;
+    }
+
+    @Override
+    public io.paddock.Volumes volumes() {
+        return volumes;
     }
 
     @Override
