@@ -70,7 +70,15 @@ final class SpecOptions {
                     "replaces with the value on the way out. HOST must be allowed (--allow-net HOST). Repeatable."})
     java.util.List<String> egressSecrets = new java.util.ArrayList<>();
 
+    @Option(names = "--volume", paramLabel = "NAME:/PATH[:ro]",
+            description = {"Mount volume NAME (see `paddock volume`) at PATH, read-only with :ro. Repeatable. On the host",
+                    "image (read-only root) PATH is one of /data, /srv, /mnt, /opt, /home, /workspace."})
+    java.util.List<String> volumes = new java.util.ArrayList<>();
+
     SandboxSpec.Builder apply(SandboxSpec.Builder b) {
+        for (String v : volumes) {
+            b.volume(io.paddock.VolumeMount.parse(v));
+        }
         for (String es : egressSecrets) {
             int at = es.indexOf('@');
             if (at <= 0 || at == es.length() - 1) {

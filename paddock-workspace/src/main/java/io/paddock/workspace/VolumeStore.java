@@ -46,8 +46,6 @@ import java.util.stream.Stream;
  * here: the engine checks it before {@link #remove}, under its own lock.
  */
 public final class VolumeStore {
-    /** A volume's size when none is given: 1 GiB. */
-    public static final ByteSize DEFAULT_SIZE = ByteSize.gib(1);
     /** The smallest size: btrfs counts a new file's metadata against the limit too. */
     public static final ByteSize MIN_SIZE = ByteSize.mib(1);
     /** The largest size: the writable filesystem's own (a sparse 1 TiB loop file by default). */

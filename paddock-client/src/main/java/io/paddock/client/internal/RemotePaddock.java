@@ -47,10 +47,12 @@ final class RemotePaddock implements Paddock {
 
     private final Http http;
     private final RemoteImages images;
+    private final RemoteVolumes volumes;
 
     private RemotePaddock(Http http) {
         this.http = http;
         this.images = new RemoteImages(http);
+        this.volumes = new RemoteVolumes(http);
     }
 
     static RemotePaddock connect(URI url, String token) {
@@ -139,6 +141,12 @@ final class RemotePaddock implements Paddock {
     @Override
     public Images images() {
         return images;
+    }
+
+    /** The daemon's volumes: for a tenant's token, that tenant's ({@link RemoteVolumes}). */
+    @Override
+    public io.paddock.Volumes volumes() {
+        return volumes;
     }
 
     /** Releases this client only; the daemon's sandboxes are not destroyed (see the class comment). */

@@ -56,6 +56,10 @@ public enum Route {
     BUILD_IMAGE("POST", "/v1/images/build"),
     BUILD_IMAGE_SPEC("POST", "/v1/images/build-spec"),
     PRUNE_IMAGES("POST", "/v1/images/prune"),
+    CREATE_VOLUME("POST", "/v1/volumes"),
+    LIST_VOLUMES("GET", "/v1/volumes"),
+    GET_VOLUME("GET", "/v1/volumes/{name}"),
+    DELETE_VOLUME("DELETE", "/v1/volumes/{name}"),
     UPDATE_NETWORK("PATCH", "/v1/sandboxes/{id}/network"),
     // before PORT_PROXY, which would take it: a POST to exactly .../url asks for a signed URL
     PORT_URL("POST", "/v1/sandboxes/{id}/ports/{port}/url"),
