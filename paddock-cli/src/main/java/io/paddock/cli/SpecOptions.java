@@ -70,6 +70,11 @@ final class SpecOptions {
                     "replaces with the value on the way out. HOST must be allowed (--allow-net HOST). Repeatable."})
     java.util.List<String> egressSecrets = new java.util.ArrayList<>();
 
+    @Option(names = "--volume", paramLabel = "NAME:/PATH[:ro]",
+            description = {"Mount volume NAME (see `paddock volume`) at PATH, read-only with :ro. Repeatable. On the host",
+                    "image (read-only root) PATH is one of /data, /srv, /mnt, /opt, /home, /workspace."})
+    java.util.List<String> volumes = new java.util.ArrayList<>();
+
     @Option(names = "--codebase", paramLabel = "NAME[:/PATH]",
             description = {"Work on a codebase (paddock codebase create), at PATH (default: /workspace), under",
                     "--preset and --permission rules. Its changes stay the sandbox's until `codebase commit`."})
@@ -92,6 +97,9 @@ final class SpecOptions {
                     permissions.stream().map(io.paddock.PermissionRule::parse).toList()));
         } else if (preset != null || !permissions.isEmpty()) {
             throw io.paddock.SandboxException.invalid("permission", "--preset and --permission need --codebase NAME");
+        }
+        for (String v : volumes) {
+            b.volume(io.paddock.VolumeMount.parse(v));
         }
         for (String es : egressSecrets) {
             int at = es.indexOf('@');

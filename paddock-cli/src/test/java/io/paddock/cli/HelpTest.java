@@ -22,7 +22,7 @@ class HelpTest {
     @Test
     void everyCommandHasHelp() {
         CommandLine root = new CommandLine(new Main());
-        assertThat(root.getSubcommands()).containsKeys("run", "serve", "create", "exec", "code", "ls", "rm", "cp", "logs", "port", "bench");
+        assertThat(root.getSubcommands()).containsKeys("run", "serve", "create", "exec", "code", "ls", "rm", "cp", "logs", "port", "bench", "volume");
         for (String name : root.getSubcommands().keySet()) {
             if (name.equals("help")) {
                 continue;
@@ -38,6 +38,24 @@ class HelpTest {
                 assertThat(code).as(name + " " + flag + ": " + err).isZero();
                 assertThat(out.toString()).as(name + " " + flag).startsWith("Usage: paddock " + primary);
             }
+        }
+    }
+
+    @Test
+    void volumeSubcommandsHaveHelpAndCreateAndRunTakeVolumes() {
+        for (String sub : new String[] {"create", "ls", "rm"}) {
+            StringWriter out = new StringWriter();
+            CommandLine cli = new CommandLine(new Main());
+            cli.setOut(new PrintWriter(out));
+            assertThat(cli.execute("volume", sub, "--help")).isZero();
+            assertThat(out.toString()).startsWith("Usage: paddock volume " + sub);
+        }
+        for (String cmd : new String[] {"create", "run"}) {
+            StringWriter out = new StringWriter();
+            CommandLine cli = new CommandLine(new Main());
+            cli.setOut(new PrintWriter(out));
+            assertThat(cli.execute(cmd, "--help")).isZero();
+            assertThat(out.toString()).contains("--volume=NAME:/PATH[:ro]");
         }
     }
 

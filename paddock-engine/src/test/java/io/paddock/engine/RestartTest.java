@@ -169,6 +169,30 @@ abstract class RestartTest {
     }
 
     @Test
+    void r1_aVolumeStaysInUseAndKeepsItsFilesAcrossARestart() throws Exception {
+        String volume = "restart-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+        String id;
+        try (Paddock first = restarted()) {
+            first.volumes().create(volume, io.paddock.ByteSize.mib(16));
+            Sandbox sb = first.create(small().toBuilder().volume(io.paddock.VolumeMount.parse(volume + ":/data")).build());
+            id = sb.id().value();
+            assertThat(sb.exec("sh", "-c", "echo before > /data/f").exitCode()).isZero();
+        }
+        try (Paddock second = restarted()) {
+            // The adopted sandbox still mounts it: the new engine refuses to delete it under it.
+            assertThat(second.volumes().get(volume).sandboxes()).extracting(SandboxId::value).containsExactly(id);
+            assertThatThrownBy(() -> second.volumes().remove(volume)).isInstanceOfSatisfying(SandboxException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
+            assertThat(second.get(id).exec("cat", "/data/f").stdoutText()).isEqualTo("before\n");
+            second.get(id).destroy();
+            Sandbox again = second.create(small().toBuilder().volume(io.paddock.VolumeMount.parse(volume + ":/data:ro")).build());
+            assertThat(again.exec("cat", "/data/f").stdoutText()).isEqualTo("before\n");
+            again.destroy();
+            second.volumes().remove(volume);
+        }
+    }
+
+    @Test
     void r1_aNetworkedSandboxKeepsItsNetworkAndItsChangedPolicyAcrossARestart() throws Exception {
         try (TestWorld world = new TestWorld(11)) {
             LocalOptions options = LocalOptions.builder().dataDir(dataDir).defaultRuntime(tier().runtimeName())

@@ -48,11 +48,13 @@ final class RemotePaddock implements Paddock {
     private final Http http;
     private final RemoteImages images;
     private final RemoteCodebases codebases;
+    private final RemoteVolumes volumes;
 
     private RemotePaddock(Http http) {
         this.http = http;
         this.images = new RemoteImages(http);
         this.codebases = new RemoteCodebases(http);
+        this.volumes = new RemoteVolumes(http);
     }
 
     static RemotePaddock connect(URI url, String token) {
@@ -146,6 +148,12 @@ final class RemotePaddock implements Paddock {
     @Override
     public io.paddock.Codebases codebases() {
         return codebases;
+    }
+
+    /** The daemon's volumes: for a tenant's token, that tenant's ({@link RemoteVolumes}). */
+    @Override
+    public io.paddock.Volumes volumes() {
+        return volumes;
     }
 
     /** Releases this client only; the daemon's sandboxes are not destroyed (see the class comment). */

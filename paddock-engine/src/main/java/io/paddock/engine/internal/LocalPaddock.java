@@ -16,11 +16,13 @@ public final class LocalPaddock implements Paddock {
     private final SandboxManager manager;
     private final LocalImages images;
     private final LocalCodebases codebases;
+    private final LocalVolumes volumes;
 
     public LocalPaddock(LocalOptions options) {
         this.manager = new SandboxManager(Objects.requireNonNull(options, "options"));
         this.images = new LocalImages(manager);
         this.codebases = new LocalCodebases(manager);
+        this.volumes = new LocalVolumes(manager);
     }
 
     @Override
@@ -31,6 +33,11 @@ public final class LocalPaddock implements Paddock {
     @Override
     public io.paddock.Images images() {
         return images;
+    }
+
+    @Override
+    public io.paddock.Volumes volumes() {
+        return volumes;
     }
 
     @Override

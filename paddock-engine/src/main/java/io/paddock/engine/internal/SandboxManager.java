@@ -231,6 +231,11 @@ final class SandboxManager implements AutoCloseable {
         return sandboxes.values().stream().filter(s -> s.currentState().isLive()).toList();
     }
 
+    /** Every sandbox the engine knows, stopped ones too: a STOPPING one still holds its mounts. */
+    List<ManagedSandbox> allSandboxes() {
+        return List.copyOf(sandboxes.values());
+    }
+
     /** The engine's images: pulls, builds, names. */
     ImageService images() {
         return images;

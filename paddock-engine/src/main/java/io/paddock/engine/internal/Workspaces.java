@@ -10,6 +10,7 @@ import io.paddock.runtime.SandboxMount;
 import io.paddock.runtime.internal.bundle.OciHost;
 import io.paddock.runtime.internal.host.RootfsTool;
 import io.paddock.workspace.Subvolumes;
+import io.paddock.workspace.VolumeStore;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,6 +25,13 @@ import java.util.List;
 final class Workspaces {
     private final OciHost host;
     private volatile CodebaseStore codebases;
+    /** Opened on first use, as the writable filesystem is (a host that never uses volumes needs no btrfs). */
+    private volatile VolumeStore volumes;
+    /**
+     * Held while a sandbox's volumes are resolved and while a volume is checked for use and removed, so that a
+     * remove never runs between a create's resolving a volume and the sandbox's appearing as its user.
+     */
+    final Object volumesLock = new Object();
 
     Workspaces(OciHost host) {
         this.host = host;
@@ -76,8 +84,40 @@ final class Workspaces {
     List<SandboxMount> mounts(SandboxId id, SandboxSpec spec, SandboxRoot root) {
         List<SandboxMount> out = new ArrayList<>();
         spec.codebase().ifPresent(c -> out.add(codebaseMount(id, c, root)));
-        if (!spec.volumes().isEmpty()) {
-            throw new io.paddock.SandboxException(io.paddock.ErrorCode.FAILED_PRECONDITION, "volumes are not mounted yet");
+        out.addAll(volumeMounts(spec));
+        return out;
+    }
+
+    /** The volume store under the writable filesystem ({@code <writable>/volumes}), opened on first use. */
+    VolumeStore volumes() {
+        VolumeStore v = volumes;
+        if (v == null) {
+            synchronized (this) {
+                v = volumes;
+                if (v == null) {
+                    v = VolumeStore.open(writableDir().resolve("volumes"), subvolumes(host.rootfsTool()));
+                    volumes = v;
+                }
+            }
+        }
+        return v;
+    }
+
+    /**
+     * The spec's volumes, each its data directory shared as it is. Called with the sandbox already among the
+     * engine's sandboxes, so that once a volume is resolved here a remove sees it in use (see {@link #volumesLock}).
+     */
+    private List<SandboxMount> volumeMounts(SandboxSpec spec) {
+        if (spec.volumes().isEmpty()) {
+            return List.of();
+        }
+        List<SandboxMount> out = new ArrayList<>();
+        synchronized (volumesLock) { // the spec has checked that no two mounts overlap
+            for (io.paddock.VolumeMount v : spec.volumes()) {
+                VolumeStore.Volume volume = volumes().find(v.volume()).orElseThrow(() -> io.paddock.SandboxException.invalid(
+                        "volumes", "no volume named '" + v.volume() + "' (create it first: paddock volume create " + v.volume() + ")"));
+                out.add(new SandboxMount.Shared(volume.data(), v.path(), v.readOnly()));
+            }
         }
         return out;
     }

@@ -72,6 +72,7 @@ public final class ApiHandler extends Handler.Abstract {
     private final CodeRegistry code;
     private final CodeApi codeApi;
     private final ImageApi imageApi;
+    private final VolumeApi volumeApi;
     private final Tenancy tenancy;
     private final PortApi ports;
 
@@ -92,6 +93,7 @@ public final class ApiHandler extends Handler.Abstract {
         this.code = code;
         this.codeApi = new CodeApi(code);
         this.imageApi = new ImageApi(paddock, tenancy, limits);
+        this.volumeApi = new VolumeApi(paddock, tenancy);
         this.ports = ports;
     }
 
@@ -298,6 +300,13 @@ public final class ApiHandler extends Handler.Abstract {
                 Sandbox sb = sandbox(caller, m);
                 JsonNode body = "POST".equals(method) && m.route() != Route.RESTART_CONTEXT ? readJson(request) : null;
                 reply(response, callback, codeApi.handle(m.route(), m.params(), sb, body));
+            }
+            case CREATE_VOLUME -> json(response, callback, 201, volumeApi.create(caller, readJson(request)));
+            case LIST_VOLUMES -> json(response, callback, 200, volumeApi.list(caller));
+            case GET_VOLUME -> json(response, callback, 200, volumeApi.get(caller, m.param("name")));
+            case DELETE_VOLUME -> {
+                volumeApi.remove(caller, m.param("name"));
+                noContent(response, callback);
             }
             case LIST_IMAGES -> json(response, callback, 200, imageApi.list());
             case GET_IMAGE -> json(response, callback, 200, imageApi.inspect(ImageApi.ref(single(query, "ref"))));

@@ -81,6 +81,10 @@ public final class Tenancy {
         }
         SandboxSpec.Builder b = scopeResources(caller, requested, requested.toBuilder().label(LABEL, tenant));
         requested.name().ifPresent(n -> b.name(engineName(tenant, n, "name")));
+        if (!requested.volumes().isEmpty()) { // a tenant mounts only its own volumes, named in its terms
+            b.volumes(requested.volumes().stream().map(v -> new io.paddock.VolumeMount(engineName(tenant, v.volume(),
+                    "volumes"), v.path(), v.readOnly())).toList());
+        }
         SandboxSpec spec = b.build();
         AtomicInteger inFlight = creating.get(tenant);
         synchronized (inFlight) {
@@ -357,6 +361,47 @@ public final class Tenancy {
             throw new SandboxException(ErrorCode.PERMISSION_DENIED, "pruning images is the operator's: the image"
                     + " store is shared by every tenant of this daemon");
         }
+    }
+
+    // ---- volumes ----
+    //
+    // Volumes are scoped per tenant as sandbox names are: a tenant's 'data' is the engine's '<tenant>-data', in
+    // every request (its sandboxes' mounts too) and mapped back in every answer; a tenant lists only its own, and
+    // another tenant's answers 404 as an unknown one does. The operator sees and names them as they are, except
+    // in a tenant's prefix, which it may not create in.
+
+    /** The engine's name of the caller's volume {@code name}; for a create by the operator, not a tenant's. */
+    public String volumeName(Caller caller, String name, boolean creating) {
+        if (caller.isOperator()) {
+            if (creating) {
+                Validate.name("name", name);
+                checkOperatorName(name);
+            }
+            return name;
+        }
+        return engineName(caller.tenant().orElseThrow(), name, "name");
+    }
+
+    /** Whether the caller sees the engine's volume {@code engineName}. */
+    public boolean seesVolume(Caller caller, String engineName) {
+        return caller.tenant().map(t -> engineName.startsWith(t + "-")).orElse(true);
+    }
+
+    /** The volume as the caller sees it: for a tenant, its own name and only its own sandboxes among its users. */
+    public io.paddock.VolumeInfo view(Caller caller, io.paddock.VolumeInfo v) {
+        if (caller.isOperator()) {
+            return v;
+        }
+        String prefix = caller.tenant().orElseThrow() + "-";
+        java.util.List<SandboxId> own = v.sandboxes().stream().filter(id -> {
+            try {
+                return owns(caller, paddock.get(id).info());
+            } catch (SandboxException e) {
+                return false;
+            }
+        }).toList();
+        return new io.paddock.VolumeInfo(v.name().startsWith(prefix) ? v.name().substring(prefix.length()) : v.name(),
+                v.size(), v.used(), v.created(), own);
     }
 
     // ---- views ----

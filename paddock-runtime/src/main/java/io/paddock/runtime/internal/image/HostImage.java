@@ -38,8 +38,11 @@ import java.util.stream.Stream;
  * running sandboxes keep theirs.
  */
 public final class HostImage {
-    /** Bumped whenever the generated files change (2: names resolve through DNS too, for networked sandboxes). */
-    static final int FORMAT = 2;
+    /**
+     * Bumped whenever the generated files change (2: names resolve through DNS too, for networked sandboxes;
+     * 3: empty {@code /data} and {@code /srv}: mount points for volumes, which a read-only root cannot get later).
+     */
+    static final int FORMAT = 3;
     /** Host /etc entries copied into the image (when present and world-readable). */
     static final List<String> ETC_ALLOWLIST = List.of(
             "alternatives", "bash.bashrc", "ca-certificates", "ca-certificates.conf", "debian_version", "fonts",
@@ -159,7 +162,7 @@ public final class HostImage {
             throws IOException {
         Path hostEtc = hostRoot.resolve("etc");
         chmod(dir, "rwxr-xr-x");
-        for (String d : List.of("usr", "proc", "sys", "dev", "etc", "root", "var", "run", "opt", "home", "mnt")) {
+        for (String d : List.of("usr", "proc", "sys", "dev", "etc", "root", "var", "run", "opt", "home", "mnt", "srv", "data")) {
             chmod(Files.createDirectory(dir.resolve(d)), "rwxr-xr-x");
         }
         chmod(dir.resolve("root"), "rwx------");

@@ -86,6 +86,9 @@ public final class SeccompProfile {
     static final long AF_VSOCK = 40;
     static final long TIOCSTI = 0x5412;
     static final long TIOCLINUX = 0x541C;
+    /** The type byte of an ioctl request ({@code _IOC_TYPE}), and btrfs's ({@code BTRFS_IOCTL_MAGIC}). */
+    static final long IOC_TYPE = 0xff00;
+    static final long BTRFS_IOCTL_MAGIC = 0x94;
     /** Personalities allowed: Linux, Linux|UNAME26, Linux32, Linux32|UNAME26, and query (0xffffffff). */
     static final List<Long> PERSONALITIES = List.of(0x0L, 0x8L, 0x20000L, 0x20008L, 0xffffffffL);
 
@@ -112,6 +115,42 @@ public final class SeccompProfile {
         List<long[]> out = new ArrayList<>();
         cover(order, 0, 0, 0, values, out);
         return out;
+    }
+
+    /**
+     * As {@link #coverExcept}, for excluded patterns: each {mask, value} excludes every 32-bit request whose
+     * bits under {@code mask} equal {@code value}'s (a full mask: one request; {@link #IOC_TYPE}: a whole
+     * driver's requests). The result, OR'ed, matches exactly the requests no pattern excludes.
+     */
+    static List<long[]> coverExceptPatterns(List<long[]> excluded) {
+        List<long[]> patterns = excluded.stream()
+                .map(p -> new long[] {p[0] & 0xffffffffL, p[1] & p[0] & 0xffffffffL}).toList();
+        List<long[]> out = new ArrayList<>();
+        coverPatterns(0, 0, patterns, out);
+        return out;
+    }
+
+    private static void coverPatterns(long mask, long value, List<long[]> excluded, List<long[]> out) {
+        List<long[]> live = excluded.stream().filter(p -> ((value ^ p[1]) & mask & p[0]) == 0).toList();
+        if (live.isEmpty()) {
+            out.add(new long[] {mask, value});
+            return;
+        }
+        if (live.stream().anyMatch(p -> (p[0] & ~mask) == 0)) {
+            return; // wholly inside an excluded pattern
+        }
+        // A bit every live pattern fixes to the same value first (one branch leaves them all at once), then one
+        // they all fix (it splits them), then any the first one fixes.
+        long open = live.get(0)[0] & ~mask;
+        long shared = open;
+        long agreed = open;
+        for (long[] p : live) {
+            shared &= p[0];
+            agreed &= p[0] & ~(p[1] ^ live.get(0)[1]);
+        }
+        long bit = Long.lowestOneBit(agreed != 0 ? agreed : shared != 0 ? shared : open);
+        coverPatterns(mask | bit, value, excluded, out);
+        coverPatterns(mask | bit, value | bit, excluded, out);
     }
 
     private static void cover(List<Integer> order, int i, long mask, long value, List<Long> excluded,
@@ -189,9 +228,13 @@ public final class SeccompProfile {
             rules.add(new SyscallRule(List.of("personality"), "SCMP_ACT_ALLOW", null,
                     List.of(new SyscallArg(0, p, 0, "SCMP_CMP_EQ"))));
         }
-        // ioctl: everything but terminal input injection. The kernel reads the request as a 32-bit int, so
-        // only its low 32 bits count, and a request with high bits set must not slip past a 64-bit compare.
-        for (long[] maskValue : coverExcept(List.of(TIOCSTI, TIOCLINUX))) {
+        // ioctl: everything but terminal input injection and btrfs's own requests (a sandbox writing straight to
+        // a volume's btrfs subvolume could otherwise make a subvolume of its own in it, which the volume's size
+        // does not count and which stops the volume from being deleted; docs/SECURITY.md). The kernel reads the
+        // request as a 32-bit int, so only its low 32 bits count, and a request with high bits set must not slip
+        // past a 64-bit compare.
+        for (long[] maskValue : coverExceptPatterns(List.of(new long[] {0xffffffffL, TIOCSTI},
+                new long[] {0xffffffffL, TIOCLINUX}, new long[] {IOC_TYPE, BTRFS_IOCTL_MAGIC << 8}))) {
             rules.add(new SyscallRule(List.of("ioctl"), "SCMP_ACT_ALLOW", null,
                     List.of(new SyscallArg(1, maskValue[0], maskValue[1], "SCMP_CMP_MASKED_EQ"))));
         }

@@ -42,6 +42,32 @@ class SeccompProfileTest {
         assertThat(cover.size()).isLessThan(64);
     }
 
+    @Test
+    void ioctlCoverOfPatternsLeavesOutTerminalInjectionAndEveryBtrfsRequest() {
+        List<long[]> cover = SeccompProfile.coverExceptPatterns(List.of(new long[] {0xffffffffL, SeccompProfile.TIOCSTI},
+                new long[] {0xffffffffL, SeccompProfile.TIOCLINUX},
+                new long[] {SeccompProfile.IOC_TYPE, SeccompProfile.BTRFS_IOCTL_MAGIC << 8}));
+        long subvolCreate = 0x5000940eL; // BTRFS_IOC_SUBVOL_CREATE: _IOW(0x94, 14, struct btrfs_ioctl_vol_args)
+        long subvolCreateV2 = 0x50009418L; // BTRFS_IOC_SUBVOL_CREATE_V2
+        long snapCreateV2 = 0x50009417L;
+        long snapDestroy = 0x5000940fL;
+        for (long v : List.of(SeccompProfile.TIOCSTI, SeccompProfile.TIOCLINUX, subvolCreate, subvolCreateV2, snapCreateV2,
+                snapDestroy, 0x1_5000_940eL, 0x9400L, 0xffff94ffL)) {
+            assertThat(matches(cover, v)).as(Long.toHexString(v)).isFalse();
+        }
+        assertThat(matches(cover, 0x541B)).as("FIONREAD").isTrue();
+        assertThat(matches(cover, 0x5413)).as("TIOCGWINSZ").isTrue();
+        assertThat(matches(cover, 0x80086601L)).as("FS_IOC_GETFLAGS").isTrue();
+        Random r = new Random(7);
+        for (int i = 0; i < 100_000; i++) {
+            long v = r.nextLong();
+            long low = v & 0xffffffffL;
+            boolean excluded = low == SeccompProfile.TIOCSTI || low == SeccompProfile.TIOCLINUX || (low & 0xff00) == 0x9400;
+            assertThat(matches(cover, v)).as(Long.toHexString(v)).isEqualTo(!excluded);
+        }
+        assertThat(cover.size()).isLessThan(64);
+    }
+
     private static boolean matches(List<long[]> cover, long value) {
         return cover.stream().anyMatch(mv -> (value & mv[0]) == mv[1]);
     }
