@@ -71,8 +71,7 @@ final class SpecOptions {
     java.util.List<String> egressSecrets = new java.util.ArrayList<>();
 
     @Option(names = "--volume", paramLabel = "NAME:/PATH[:ro]",
-            description = {"Mount volume NAME (see `paddock volume`) at PATH, read-only with :ro. Repeatable. On the host",
-                    "image (read-only root) PATH is one of /data, /srv, /mnt, /opt, /home, /workspace."})
+            description = {"Mount volume NAME (see `paddock volume`) at PATH, read-only with :ro. Repeatable."})
     java.util.List<String> volumes = new java.util.ArrayList<>();
 
     @Option(names = "--codebase", paramLabel = "NAME[:/PATH]",

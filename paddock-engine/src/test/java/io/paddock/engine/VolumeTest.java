@@ -247,8 +247,10 @@ class VolumeTest {
                 assertCode(() -> VolumeMount.parse(bad), ErrorCode.INVALID_ARGUMENT, "");
             }
             assertCode(() -> host(v + ":/data", v + ":/data/sub"), ErrorCode.INVALID_ARGUMENT, "/data");
-            // The host image's root is read-only: a mount needs its directory there.
-            assertCode(() -> host(v + ":/mnt/deeper"), ErrorCode.INVALID_ARGUMENT, "/mnt/deeper is not a directory of the host image");
+            // The host image's root is writable (into the sandbox's own layer): a mount point is made there.
+            try (io.paddock.Sandbox sb = host(v + ":/mnt/deeper")) {
+                assertThat(sb.exec("sh", "-c", "touch /mnt/deeper/ok && ls /mnt/deeper").stdoutText()).isEqualTo("ok\n");
+            }
         }
     }
 

@@ -294,9 +294,6 @@ public abstract class OciTier implements SandboxRuntime {
         undo.push(() -> removeExtras(id));
         Path subvol = host.writable().of(id);
         List<OciSpec.Mount> binds = new ArrayList<>();
-        if (!plan.user().writableRoot()) {
-            checkMountPoints(Path.of(plan.rootfs()), request.mounts());
-        }
         for (int i = 0; i < request.mounts().size(); i++) {
             SandboxMount m = request.mounts().get(i);
             Path point = Files.createDirectory(dir.resolve(Integer.toString(i)));
@@ -317,21 +314,6 @@ public abstract class OciTier implements SandboxRuntime {
             }
         }
         return plan.withExtraMounts(binds);
-    }
-
-    /**
-     * A read-only root (the host image's, one directory shared by every sandbox) cannot get a mount point: the
-     * runtime would make it there (runc in the sandbox's user namespace, which may not write it; runsc's gofer
-     * in the shared directory itself), so each mount's directory must exist in it. A tmpfs over an empty parent
-     * would do for runc but not for runsc's gofer, which makes mount points on the host side.
-     */
-    static void checkMountPoints(Path rootfs, List<SandboxMount> mounts) {
-        for (SandboxMount m : mounts) {
-            if (!Files.isDirectory(rootfs.resolve(m.target().substring(1)), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-                throw SandboxException.invalid("mounts", m.target() + " is not a directory of the host image's root,"
-                        + " which is read-only; mount at /data, /srv, /mnt, /opt, /home or /workspace, or use an image");
-            }
-        }
     }
 
     /** Unmounts and removes a sandbox's extra mount points. Idempotent. */
