@@ -64,8 +64,11 @@ public final class CodebaseStore {
     private final Subvolumes subvolumes;
     private final Map<String, Object> locks = new ConcurrentHashMap<>();
 
-    /** A sandbox's codebase: the revision it started from and the view it mounts. */
-    public record Mounted(String codebase, int revision, Path view, Permission rootLevel) {
+    /**
+     * A sandbox's codebase: the revision it started from and the view it mounts, with its root directory's
+     * mode and owner (in the view's ids; {@code -1}: one the sandbox cannot map), which the mount's root takes.
+     */
+    public record Mounted(String codebase, int revision, Path view, int rootMode, int rootUid, int rootGid) {
     }
 
     public CodebaseStore(Path dir, Subvolumes subvolumes) {
@@ -254,10 +257,10 @@ public final class CodebaseStore {
             Path rev = home.resolve("r" + info.revision());
             String key = viewKey(info.revision(), mount, uid, gid);
             Path view = home.resolve("views").resolve(key);
-            PermissionPlan plan;
             try {
-                plan = PermissionPlan.compile(mount.preset(), mount.rules(), Revisions.list(rev));
+                // A view is made once per revision, rules and user; later sandboxes only mount it.
                 if (!Files.exists(view, LinkOption.NOFOLLOW_LINKS)) {
+                    PermissionPlan plan = PermissionPlan.compile(mount.preset(), mount.rules(), Revisions.list(rev));
                     Files.createDirectories(view.getParent());
                     Path tmp = view.resolveSibling(".tmp-" + random());
                     try {
@@ -271,10 +274,14 @@ public final class CodebaseStore {
                 }
                 Path users = Files.createDirectories(home.resolve("sandboxes"));
                 Files.writeString(users.resolve(sandboxId), info.revision() + "\n", StandardCharsets.UTF_8);
+                int mode = (Integer) Files.getAttribute(view, "unix:mode", LinkOption.NOFOLLOW_LINKS) & 07777;
+                int owner = (Integer) Files.getAttribute(view, "unix:uid", LinkOption.NOFOLLOW_LINKS);
+                int group = (Integer) Files.getAttribute(view, "unix:gid", LinkOption.NOFOLLOW_LINKS);
+                return new Mounted(name, info.revision(), view, mode, owner == ViewBuilder.NOBODY ? -1 : owner,
+                        group == ViewBuilder.NOBODY ? -1 : group);
             } catch (IOException e) {
                 throw new SandboxException(ErrorCode.INTERNAL, "preparing codebase '" + name + "' failed: " + e, e);
             }
-            return new Mounted(name, info.revision(), view, plan.levelOf(""));
         }
     }
 

@@ -1,11 +1,9 @@
 package io.paddock.engine.internal;
 
 import io.paddock.CodebaseMount;
-import io.paddock.Permission;
 import io.paddock.SandboxId;
 import io.paddock.SandboxSpec;
 import io.paddock.workspace.CodebaseStore;
-import io.paddock.workspace.internal.ViewBuilder;
 import io.paddock.runtime.SandboxMount;
 import io.paddock.runtime.internal.bundle.OciHost;
 import io.paddock.runtime.internal.host.RootfsTool;
@@ -135,9 +133,7 @@ final class Workspaces {
             }
             throw e;
         }
-        boolean write = m.rootLevel() == Permission.WRITE;
-        return new SandboxMount.Layered(m.view(), c.path(), ViewBuilder.directoryMode(m.rootLevel()),
-                write ? root.uid() : -1, write ? root.gid() : -1);
+        return new SandboxMount.Layered(m.view(), c.path(), m.rootMode(), m.rootUid(), m.rootGid());
     }
 
     /** Forgets what a destroyed sandbox held. */
