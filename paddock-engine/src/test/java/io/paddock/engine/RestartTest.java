@@ -193,6 +193,32 @@ abstract class RestartTest {
     }
 
     @Test
+    void r1_aCodebaseSandboxsChangesCanBeReviewedAndCommittedAfterARestart() throws Exception {
+        String codebase = "restart-cb-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("paddock-restart-cb");
+        java.nio.file.Files.writeString(dir.resolve("a.txt"), "a");
+        String id;
+        try (Paddock first = restarted()) {
+            first.codebases().create(codebase, dir);
+            Sandbox sb = first.create(small().toBuilder().codebase(new io.paddock.CodebaseMount(codebase, "/workspace",
+                    io.paddock.PermissionPreset.FULL_ACCESS, java.util.List.of())).build());
+            id = sb.id().value();
+            assertThat(sb.exec("sh", "-c", "echo b > /workspace/b.txt").exitCode()).isZero();
+        }
+        try (Paddock second = restarted()) {
+            assertThat(second.codebases().diff(SandboxId.parse(id))).containsExactly(
+                    new io.paddock.CodebaseChange("b.txt", io.paddock.CodebaseChange.Kind.ADDED, true));
+            assertThatThrownBy(() -> second.codebases().remove(codebase)).isInstanceOfSatisfying(SandboxException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
+            assertThat(second.codebases().commit(SandboxId.parse(id)).revision()).isEqualTo(2);
+            second.get(id).destroy();
+            second.codebases().remove(codebase);
+        } finally {
+            io.paddock.image.internal.store.ImageStore.deleteTree(dir);
+        }
+    }
+
+    @Test
     void r1_aNetworkedSandboxKeepsItsNetworkAndItsChangedPolicyAcrossARestart() throws Exception {
         try (TestWorld world = new TestWorld(11)) {
             LocalOptions options = LocalOptions.builder().dataDir(dataDir).defaultRuntime(tier().runtimeName())
