@@ -121,22 +121,37 @@ class PauseTest {
         assertThat(checkpointDir(sb)).doesNotExist();
     }
 
-    /** gVisor: refused with the reason, and the sandbox runs on; runc: frozen like any other. */
+    /**
+     * A networked sandbox on both tiers: gVisor checkpoints and restores it inside its own network namespace
+     * (kept, with its veth and rules, while paused), runc freezes it; each reaches the test world before and after.
+     */
     @Test
-    void aNetworkedSandboxIsRefusedOnGvisorAndFrozenOnRunc() {
-        io.paddock.NetworkPolicy policy = io.paddock.NetworkPolicy.allow("198.18.13.2/32");
-        try (Sandbox g = paddock.create(small("runsc").network(policy).build());
-             Sandbox r = paddock.create(small("runc").network(policy).build())) {
-            assertThatThrownBy(g::pause).isInstanceOfSatisfying(SandboxException.class, e -> {
-                assertThat(e.code()).isEqualTo(ErrorCode.FAILED_PRECONDITION);
-                assertThat(e.getMessage()).contains("network");
-            });
-            assertThat(g.state()).isEqualTo(SandboxState.RUNNING);
-            assertThat(g.exec("echo", "on").stdoutText()).isEqualTo("on\n");
-            assertThat(r.pause()).isEqualTo(PauseMode.FROZEN);
-            r.resume();
-            assertThat(r.exec("echo", "on").stdoutText()).isEqualTo("on\n");
+    void aNetworkedSandboxIsCheckpointedOnGvisorAndFrozenOnRunc() throws Exception {
+        try (TestWorld world = new TestWorld(13)) {
+            io.paddock.NetworkPolicy policy = io.paddock.NetworkPolicy.allow(world.a + "/32");
+            try (Sandbox g = paddock.create(small("runsc").network(policy).build());
+                 Sandbox r = paddock.create(small("runc").network(policy).build())) {
+                for (Sandbox sb : List.of(g, r)) {
+                    ExecProcess p = startCounter(sb);
+                    assertThat(fetch(sb, world.url(world.a))).isEqualTo("world " + world.a);
+                    assertThat(sb.pause()).isEqualTo(sb == g ? PauseMode.CHECKPOINTED : PauseMode.FROZEN);
+                    if (sb == g) {
+                        assertThat(cgroupProcesses(sb)).as("no host process of a checkpointed sandbox").isEmpty();
+                    }
+                    sb.resume();
+                    assertCounterGoesOn(p);
+                    assertThat(fetch(sb, world.url(world.a))).as(sb == g ? "runsc" : "runc").isEqualTo("world " + world.a);
+                    assertThat(fetch(sb, world.url(world.b))).startsWith("ERR"); // its rules are still there
+                }
+                assertThat(g.pause()).isEqualTo(PauseMode.CHECKPOINTED); // a restored networked sandbox pauses again
+                g.resume();
+                assertThat(fetch(g, world.url(world.a))).isEqualTo("world " + world.a);
+            }
         }
+    }
+
+    private static String fetch(Sandbox sb, String url) {
+        return sb.exec("python3", "-c", NetworkSandboxTest.FETCH, url).stdoutText().strip();
     }
 
     /** ATTACKS.md: a checkpoint changed on disk while paused is refused before runsc reads it; nothing of it runs. */

@@ -116,8 +116,10 @@ final class NetworkedRuntime implements SandboxRuntime {
         return tier.pause(id);
     }
 
+    /** A gVisor sandbox is restored into the same namespace; its interface gets back what gVisor took off it. */
     @Override
     public Optional<RuntimeSandbox> resume(SandboxId id, Optional<byte[]> preamble) {
+        networks.readdress(id);
         return tier.resume(id, preamble);
     }
 

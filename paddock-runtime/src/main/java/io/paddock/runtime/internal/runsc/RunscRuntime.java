@@ -116,25 +116,19 @@ public final class RunscRuntime extends OciTier {
      * gofer and stubs exit, so its memory is free. The checkpoint's SHA-256 is recorded in the bundle (root's
      * only, in /run), so that resume restores only the very bytes this engine saw written.
      *
-     * <p>A networked sandbox is refused: runsc would have to restore it inside its network namespace the way
-     * {@link Runsc#runDetached} starts one (create in the namespace, start under a mask of
-     * {@code /proc/sys/net/core}), and restore is create and start in one command.
+     * <p>A networked sandbox is checkpointed and restored from inside its network namespace, as it was started
+     * ({@link Runsc#runDetached}); the namespace, its veth and rules are the network layer's and stay as they are
+     * while it is paused, and the restored Sentry drives the same interface again.
      */
     @Override
     protected io.paddock.PauseMode suspendInRuntime(SandboxId id, Path bundle) {
-        if (networked(bundle)) {
-            throw new io.paddock.SandboxException(io.paddock.ErrorCode.FAILED_PRECONDITION, "sandbox " + id
-                    + " has a network: memory checkpoints of networked gVisor sandboxes are not supported yet"
-                    + " (runsc restore cannot be run inside the sandbox's network namespace the way its start is);"
-                    + " pause a sandbox without a network, or a runc one (frozen, memory stays resident)");
-        }
         Path dir = checkpointDir(id);
         try {
             deleteTree(dir);
             java.nio.file.Files.createDirectories(dir.getParent());
             java.nio.file.Files.createDirectory(dir, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
                     java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
-            runsc.checkpoint(id.value(), dir, bundle.resolve("init.log"));
+            runsc.checkpoint(id.value(), dir, bundle.resolve("init.log"), netnsOf(bundle));
             // runsc returns while the Sentry is still exiting (for a large sandbox, a while): paused means its
             // memory is free, and a restore must not meet the old Sentry. The cgroup is removed once it is empty;
             // restore makes it again.
@@ -168,11 +162,31 @@ public final class RunscRuntime extends OciTier {
                         + id + " is not the one written when it was paused (its SHA-256 differs: corrupted or replaced"
                         + " on disk); it was not restored");
             }
-            runsc.restore(id.value(), bundle, dir, toInit, fromInit, log);
+            runsc.restore(id.value(), bundle, dir, toInit, fromInit, log, netnsOf(bundle));
             deleteTree(dir);
             java.nio.file.Files.deleteIfExists(digestFile);
         } catch (java.io.IOException e) {
             throw new io.paddock.SandboxException(io.paddock.ErrorCode.INTERNAL, "cannot restore sandbox " + id
+                    + ": " + e, e);
+        }
+    }
+
+    /** The network namespace a networked sandbox's spec names (made by the network layer), from its config.json. */
+    static java.util.Optional<Path> netnsOf(Path bundle) {
+        if (!networked(bundle)) {
+            return java.util.Optional.empty();
+        }
+        try {
+            com.fasterxml.jackson.databind.JsonNode spec = new com.fasterxml.jackson.databind.ObjectMapper()
+                    .readTree(java.nio.file.Files.readAllBytes(bundle.resolve("config.json")));
+            for (com.fasterxml.jackson.databind.JsonNode ns : spec.path("linux").path("namespaces")) {
+                if (ns.path("type").asText().equals("network") && !ns.path("path").asText().isEmpty()) {
+                    return java.util.Optional.of(Path.of(ns.path("path").asText()));
+                }
+            }
+            return java.util.Optional.empty();
+        } catch (java.io.IOException e) {
+            throw new io.paddock.SandboxException(io.paddock.ErrorCode.INTERNAL, "cannot read the spec in " + bundle
                     + ": " + e, e);
         }
     }
