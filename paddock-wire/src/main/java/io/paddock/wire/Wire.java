@@ -367,6 +367,14 @@ public final class Wire {
 
     // ---- pause ----
 
+    /** The answer to a fork: the new sandboxes, in order. */
+    public static ObjectNode forkResult(List<ObjectNode> sandboxes) {
+        ObjectNode o = NODES.objectNode();
+        com.fasterxml.jackson.databind.node.ArrayNode list = o.putArray("sandboxes");
+        sandboxes.forEach(list::add);
+        return o;
+    }
+
     /** The answer to a pause: what happened to the memory (mode, and in words) and the sandbox as it is now. */
     public static ObjectNode pauseResult(io.paddock.PauseMode mode, ObjectNode sandbox) {
         ObjectNode o = NODES.objectNode();
