@@ -154,6 +154,43 @@ class PauseTest {
         return sb.exec("python3", "-c", NetworkSandboxTest.FETCH, url).stdoutText().strip();
     }
 
+    /**
+     * on_timeout pause: at its deadline a running sandbox is paused, not destroyed, and kept for the retention; a
+     * resume gives it a whole lifetime again (it pauses again at the end of it); runc freezes it the same way, and
+     * a sandbox already paused at its deadline is destroyed.
+     */
+    @Test
+    void onTimeoutPauseKeepsTheSandboxPausedAndResumeRearmsItsLifetime() throws Exception {
+        try (Sandbox g = paddock.create(small("runsc").timeout(Duration.ofSeconds(3))
+                    .onTimeout(io.paddock.TimeoutAction.PAUSE).build());
+             Sandbox r = paddock.create(small("runc").timeout(Duration.ofSeconds(3))
+                    .onTimeout(io.paddock.TimeoutAction.PAUSE).build())) {
+            ExecProcess p = startCounter(g);
+            awaitState(g, SandboxState.PAUSED);
+            awaitState(r, SandboxState.PAUSED);
+            assertThat(checkpointDir(g)).isDirectory();
+            assertThat(g.info().expiresAt()).isAfter(java.time.Instant.now().plus(Duration.ofHours(23)));
+            g.resume();
+            assertThat(g.info().expiresAt()).isBefore(java.time.Instant.now().plus(Duration.ofSeconds(4)));
+            assertCounterGoesOn(p);
+            awaitState(g, SandboxState.PAUSED); // a fresh lifetime, which ends in a pause again
+            g.resume();
+            assertThat(g.exec("echo", "back").stdoutText()).isEqualTo("back\n");
+
+            r.setTimeout(Duration.ofMillis(200)); // the retention, shortened: a paused sandbox's deadline destroys it
+            assertThat(r.awaitStop(Duration.ofSeconds(30))).hasValueSatisfying(i ->
+                    assertThat(i.stopReason()).contains(StopReason.TIMEOUT));
+        }
+    }
+
+    private static void awaitState(Sandbox sb, SandboxState state) throws InterruptedException {
+        long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (sb.state() != state && System.nanoTime() < end) {
+            Thread.sleep(50);
+        }
+        assertThat(sb.state()).isEqualTo(state);
+    }
+
     /** ATTACKS.md: a checkpoint changed on disk while paused is refused before runsc reads it; nothing of it runs. */
     @Test
     void corruptedCheckpointIsRefusedAndNothingRuns() throws Exception {

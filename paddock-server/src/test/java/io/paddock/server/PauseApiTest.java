@@ -90,6 +90,26 @@ class PauseApiTest {
     }
 
     @Test
+    void onTimeoutPausePausesAtTheDeadline() throws Exception {
+        HttpResponse<String> created = f.post("/v1/sandboxes", "{\"memory\":\"128m\",\"pids\":64,\"timeout_ms\":1500,"
+                + "\"runtime\":\"runc\",\"on_timeout\":\"pause\"}");
+        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+        String id = json(created).get("id").asText();
+        String state = "";
+        for (int i = 0; i < 300 && !state.equals("PAUSED"); i++) {
+            Thread.sleep(50);
+            state = json(f.get("/v1/sandboxes/" + id)).get("state").asText();
+        }
+        assertThat(state).isEqualTo("PAUSED");
+        assertThat(f.post("/v1/sandboxes/" + id + "/resume", "").statusCode()).isEqualTo(200);
+        assertThat(exec(id, "echo on")).isEqualTo("on\n");
+        assertThat(f.delete("/v1/sandboxes/" + id).statusCode()).isIn(200, 204);
+        HttpResponse<String> bad = f.post("/v1/sandboxes", Fixture.SMALL + ",\"on_timeout\":\"never\"}");
+        assertThat(bad.statusCode()).isEqualTo(400);
+        assertThat(bad.body()).contains("on_timeout");
+    }
+
+    @Test
     void runcFreezesAndItsForkIsRefused() {
         String id = f.createSandbox(",\"runtime\":\"runc\"").get("id").asText();
         HttpResponse<String> paused = f.post("/v1/sandboxes/" + id + "/pause", "");

@@ -421,8 +421,31 @@ final class SandboxManager implements AutoCloseable {
 
     // ---- deadlines ----
 
+    /**
+     * The deadline passed: destroyed, or, for a running sandbox whose spec says {@link io.paddock.TimeoutAction#PAUSE},
+     * paused and kept for {@link SandboxSpec#PAUSED_RETENTION}. The retention is set first, so that the init's own
+     * backstop (which a frozen runc init keeps counting) cannot end it while paused. A sandbox already paused at its
+     * deadline, or one whose pause fails, is destroyed.
+     */
     private void expire(ManagedSandbox sb) {
         deadlines.remove(sb.id());
+        if (sb.spec().onTimeout() == io.paddock.TimeoutAction.PAUSE && sb.currentState() == SandboxState.RUNNING) {
+            // Off the timer thread: a checkpoint takes a second per GiB.
+            stopper.execute(() -> {
+                try {
+                    reschedule(sb, SandboxSpec.PAUSED_RETENTION);
+                    io.paddock.PauseMode mode = pause(sb);
+                    LOG.log(System.Logger.Level.INFO, "sandbox " + sb.id() + " reached its timeout and was paused ("
+                            + mode + "); destroyed in " + SandboxSpec.PAUSED_RETENTION.toHours() + " h unless resumed");
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "sandbox " + sb.id() + " reached its timeout and could not be"
+                            + " paused, destroying it: " + e.getMessage());
+                    cancelDeadline(sb.id());
+                    destroyQuietly(sb, StopReason.TIMEOUT);
+                }
+            });
+            return;
+        }
         destroyQuietly(sb, StopReason.TIMEOUT);
     }
 
@@ -593,6 +616,10 @@ final class SandboxManager implements AutoCloseable {
                     destroyQuietly(sb, StopReason.FAILED);
                     throw e;
                 }
+            }
+            if (sb.spec().onTimeout() == io.paddock.TimeoutAction.PAUSE) {
+                // Paused at (or before) its deadline to be resumed later: it gets a whole lifetime again.
+                reschedule(sb, sb.spec().timeout());
             }
             // The init's backstop follows the engine's deadline again (the Sentry's clock stood still meanwhile).
             Duration left = Duration.between(Instant.now(), sb.info().expiresAt());
