@@ -34,6 +34,12 @@ public final class SandboxSpec {
     public static final ByteSize MIN_MEMORY = ByteSize.mib(16);
     public static final ByteSize MIN_DISK = ByteSize.mib(1);
     public static final Duration MAX_TIMEOUT = Duration.ofDays(7);
+    /**
+     * How long a sandbox paused at its deadline ({@link TimeoutAction#PAUSE}) is kept before it is destroyed,
+     * unless {@link Sandbox#setTimeout} moves it: paused, it holds disk (gVisor's checkpoint) or memory (runc's
+     * frozen processes), a uid range and a name, so it is bounded too.
+     */
+    public static final Duration PAUSED_RETENTION = Duration.ofDays(1);
     /** The isolation tiers a spec may name: {@code runc} (namespaces, cgroups, seccomp) and {@code runsc} (gVisor). */
     public static final List<String> RUNTIMES = List.of("runc", "runsc");
 
@@ -56,6 +62,7 @@ public final class SandboxSpec {
     private final List<VolumeMount> volumes;
     private final Duration timeout;
     private final String runtime;
+    private final TimeoutAction onTimeout;
 
     private SandboxSpec(Builder b) {
         this.image = b.image;
@@ -77,6 +84,7 @@ public final class SandboxSpec {
         this.volumes = List.copyOf(b.volumes);
         this.timeout = b.timeout;
         this.runtime = b.runtime;
+        this.onTimeout = b.onTimeout;
     }
 
     public static Builder builder() {
@@ -104,6 +112,7 @@ public final class SandboxSpec {
         b.volumes.addAll(volumes);
         b.timeout = timeout;
         b.runtime = runtime;
+        b.onTimeout = onTimeout;
         return b;
     }
 
@@ -205,6 +214,11 @@ public final class SandboxSpec {
         return Optional.ofNullable(runtime);
     }
 
+    /** What happens when the lifetime deadline passes: destroyed (the default) or paused. */
+    public TimeoutAction onTimeout() {
+        return onTimeout;
+    }
+
     @Override
     public boolean equals(Object o) {
         if (!(o instanceof SandboxSpec s)) {
@@ -216,13 +230,13 @@ public final class SandboxSpec {
                 && pids == s.pids && disk.equals(s.disk) && openFiles == s.openFiles && network.equals(s.network)
                 && ports.equals(s.ports) && egressSecrets.equals(s.egressSecrets)
                 && Objects.equals(codebase, s.codebase) && volumes.equals(s.volumes)
-                && timeout.equals(s.timeout) && Objects.equals(runtime, s.runtime);
+                && timeout.equals(s.timeout) && Objects.equals(runtime, s.runtime) && onTimeout == s.onTimeout;
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(image, entrypoint, env, secrets, workdir, name, labels, memory, cpus, pids, disk,
-                openFiles, network, ports, egressSecrets, codebase, volumes, timeout, runtime);
+                openFiles, network, ports, egressSecrets, codebase, volumes, timeout, runtime, onTimeout);
     }
 
     @Override
@@ -235,7 +249,8 @@ public final class SandboxSpec {
                 + (egressSecrets.isEmpty() ? "" : ", egressSecrets=" + egressSecrets)
                 + (codebase == null ? "" : ", codebase=" + codebase) + (volumes.isEmpty() ? "" : ", volumes=" + volumes)
                 + ", timeout=" + timeout
-                + (runtime == null ? "" : ", runtime=" + runtime) + "}";
+                + (runtime == null ? "" : ", runtime=" + runtime)
+                + (onTimeout == TimeoutAction.DESTROY ? "" : ", onTimeout=" + onTimeout) + "}";
     }
 
     /** Builds a {@link SandboxSpec}; every setter validates at once and names the field it rejects. */
@@ -259,6 +274,7 @@ public final class SandboxSpec {
         private final List<VolumeMount> volumes = new java.util.ArrayList<>();
         private Duration timeout = DEFAULT_TIMEOUT;
         private String runtime;
+        private TimeoutAction onTimeout = TimeoutAction.DESTROY;
 
         private Builder() {
         }
@@ -467,6 +483,19 @@ public final class SandboxSpec {
                         + String.join(", ", RUNTIMES));
             }
             this.runtime = runtime;
+            return this;
+        }
+
+        /**
+         * What happens when the lifetime deadline passes: {@link TimeoutAction#DESTROY} (the default) or
+         * {@link TimeoutAction#PAUSE} (paused and kept for {@link SandboxSpec#PAUSED_RETENTION}; a resume gives it a fresh
+         * {@code timeout}).
+         */
+        public Builder onTimeout(TimeoutAction action) {
+            if (action == null) {
+                throw SandboxException.invalid("onTimeout", "must be DESTROY or PAUSE, got null");
+            }
+            this.onTimeout = action;
             return this;
         }
 

@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
         description = "Run untrusted and AI-generated code in isolated, resource-limited sandboxes.",
         subcommands = {RunCommand.class, ServeCommand.class, CreateCommand.class, ExecCommand.class, CodeCommand.class, ListCommand.class,
                 RemoveCommand.class, CopyCommand.class, LogsCommand.class, NetworkCommand.class, PortCommand.class,
-                PauseCommand.class, ResumeCommand.class, SnapshotCommand.class,
+                PauseCommand.class, ResumeCommand.class, ForkCommand.class, SnapshotCommand.class,
                 ImageCommand.class, CodebaseCommand.class, VolumeCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @CommandLine.Spec

@@ -49,6 +49,11 @@ final class SpecOptions {
             description = "Isolation tier: runc or runsc (gVisor) (default: the engine's or daemon's default tier).")
     String runtime;
 
+    @Option(names = "--on-timeout", paramLabel = "ACTION",
+            description = {"What the lifetime deadline does: destroy (default) or pause (checkpointed with --runtime runsc,",
+                    "frozen on runc; kept paused one more day, then destroyed; 'paddock resume' gives a fresh lifetime)."})
+    String onTimeout;
+
     @Option(names = "--network", paramLabel = "MODE",
             description = {"none (default: loopback only), allow (only --allow-net entries) or open (every public",
                     "address). --allow-net alone implies allow. Private ranges, the host and other sandboxes stay denied."})
@@ -147,6 +152,9 @@ final class SpecOptions {
         }
         if (workdir != null) {
             b.workdir(workdir);
+        }
+        if (onTimeout != null) {
+            b.onTimeout(io.paddock.wire.Wire.timeoutAction(onTimeout));
         }
         if (runtime != null) {
             b.runtime(runtime);

@@ -121,22 +121,74 @@ class PauseTest {
         assertThat(checkpointDir(sb)).doesNotExist();
     }
 
-    /** gVisor: refused with the reason, and the sandbox runs on; runc: frozen like any other. */
+    /**
+     * A networked sandbox on both tiers: gVisor checkpoints and restores it inside its own network namespace
+     * (kept, with its veth and rules, while paused), runc freezes it; each reaches the test world before and after.
+     */
     @Test
-    void aNetworkedSandboxIsRefusedOnGvisorAndFrozenOnRunc() {
-        io.paddock.NetworkPolicy policy = io.paddock.NetworkPolicy.allow("198.18.13.2/32");
-        try (Sandbox g = paddock.create(small("runsc").network(policy).build());
-             Sandbox r = paddock.create(small("runc").network(policy).build())) {
-            assertThatThrownBy(g::pause).isInstanceOfSatisfying(SandboxException.class, e -> {
-                assertThat(e.code()).isEqualTo(ErrorCode.FAILED_PRECONDITION);
-                assertThat(e.getMessage()).contains("network");
-            });
-            assertThat(g.state()).isEqualTo(SandboxState.RUNNING);
-            assertThat(g.exec("echo", "on").stdoutText()).isEqualTo("on\n");
-            assertThat(r.pause()).isEqualTo(PauseMode.FROZEN);
-            r.resume();
-            assertThat(r.exec("echo", "on").stdoutText()).isEqualTo("on\n");
+    void aNetworkedSandboxIsCheckpointedOnGvisorAndFrozenOnRunc() throws Exception {
+        try (TestWorld world = new TestWorld(13)) {
+            io.paddock.NetworkPolicy policy = io.paddock.NetworkPolicy.allow(world.a + "/32");
+            try (Sandbox g = paddock.create(small("runsc").network(policy).build());
+                 Sandbox r = paddock.create(small("runc").network(policy).build())) {
+                for (Sandbox sb : List.of(g, r)) {
+                    ExecProcess p = startCounter(sb);
+                    assertThat(fetch(sb, world.url(world.a))).isEqualTo("world " + world.a);
+                    assertThat(sb.pause()).isEqualTo(sb == g ? PauseMode.CHECKPOINTED : PauseMode.FROZEN);
+                    if (sb == g) {
+                        assertThat(cgroupProcesses(sb)).as("no host process of a checkpointed sandbox").isEmpty();
+                    }
+                    sb.resume();
+                    assertCounterGoesOn(p);
+                    assertThat(fetch(sb, world.url(world.a))).as(sb == g ? "runsc" : "runc").isEqualTo("world " + world.a);
+                    assertThat(fetch(sb, world.url(world.b))).startsWith("ERR"); // its rules are still there
+                }
+                assertThat(g.pause()).isEqualTo(PauseMode.CHECKPOINTED); // a restored networked sandbox pauses again
+                g.resume();
+                assertThat(fetch(g, world.url(world.a))).isEqualTo("world " + world.a);
+            }
         }
+    }
+
+    private static String fetch(Sandbox sb, String url) {
+        return sb.exec("python3", "-c", NetworkSandboxTest.FETCH, url).stdoutText().strip();
+    }
+
+    /**
+     * on_timeout pause: at its deadline a running sandbox is paused, not destroyed, and kept for the retention; a
+     * resume gives it a whole lifetime again (it pauses again at the end of it); runc freezes it the same way, and
+     * a sandbox already paused at its deadline is destroyed.
+     */
+    @Test
+    void onTimeoutPauseKeepsTheSandboxPausedAndResumeRearmsItsLifetime() throws Exception {
+        try (Sandbox g = paddock.create(small("runsc").timeout(Duration.ofSeconds(3))
+                    .onTimeout(io.paddock.TimeoutAction.PAUSE).build());
+             Sandbox r = paddock.create(small("runc").timeout(Duration.ofSeconds(3))
+                    .onTimeout(io.paddock.TimeoutAction.PAUSE).build())) {
+            ExecProcess p = startCounter(g);
+            awaitState(g, SandboxState.PAUSED);
+            awaitState(r, SandboxState.PAUSED);
+            assertThat(checkpointDir(g)).isDirectory();
+            assertThat(g.info().expiresAt()).isAfter(java.time.Instant.now().plus(Duration.ofHours(23)));
+            g.resume();
+            assertThat(g.info().expiresAt()).isBefore(java.time.Instant.now().plus(Duration.ofSeconds(4)));
+            assertCounterGoesOn(p);
+            awaitState(g, SandboxState.PAUSED); // a fresh lifetime, which ends in a pause again
+            g.resume();
+            assertThat(g.exec("echo", "back").stdoutText()).isEqualTo("back\n");
+
+            r.setTimeout(Duration.ofMillis(200)); // the retention, shortened: a paused sandbox's deadline destroys it
+            assertThat(r.awaitStop(Duration.ofSeconds(30))).hasValueSatisfying(i ->
+                    assertThat(i.stopReason()).contains(StopReason.TIMEOUT));
+        }
+    }
+
+    private static void awaitState(Sandbox sb, SandboxState state) throws InterruptedException {
+        long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (sb.state() != state && System.nanoTime() < end) {
+            Thread.sleep(50);
+        }
+        assertThat(sb.state()).isEqualTo(state);
     }
 
     /** ATTACKS.md: a checkpoint changed on disk while paused is refused before runsc reads it; nothing of it runs. */

@@ -322,6 +322,23 @@ public final class SandboxNetworks implements AutoCloseable {
         slot.ifPresent(s -> slots.release(s, id));
     }
 
+    /**
+     * Gives the sandbox's side of its veth its address and default route again, as {@link Pending#finish} did;
+     * what is already there stays (idempotent). gVisor takes them off the namespace's interface when its netstack
+     * takes the interface over, so a gVisor sandbox restored from a checkpoint into the same namespace needs
+     * them back first: runsc copies them from there. Does nothing for a sandbox without a network here.
+     */
+    public void readdress(SandboxId id) {
+        Optional<Integer> slot = slots.of(id);
+        String ns = NETNS_PREFIX + id.value();
+        if (slot.isEmpty() || !Files.exists(NETNS_DIR.resolve(ns))) {
+            return;
+        }
+        host.ip(ns, List.of("addr replace " + slots.address(slot.get()).getHostAddress() + "/30 dev eth0",
+                "link set eth0 up",
+                "route replace default via " + slots.gateway(slot.get()).getHostAddress()));
+    }
+
     /** The sandbox's address, reachable from this host (the daemon's port proxy connects to it). */
     public Optional<Inet4Address> address(SandboxId id) {
         Attached a = attached.get(id);

@@ -117,6 +117,29 @@ public interface SandboxRuntime {
     }
 
     /**
+     * Checks, without changing anything, that {@link #fork} can start copies of this sandbox once its memory is
+     * checkpointed (the engine pauses a running source first). Tiers without memory checkpoints say
+     * FAILED_PRECONDITION with the reason.
+     */
+    default void checkForkable(SandboxId source) {
+        throw new io.paddock.SandboxException(io.paddock.ErrorCode.FAILED_PRECONDITION, name()
+                + " sandboxes cannot be forked: a fork is restored from a memory checkpoint, and memory checkpoints"
+                + " need the gVisor tier (runtime runsc)");
+    }
+
+    /**
+     * Starts a new sandbox ({@code request}: its own id, spec, HELLO preamble) restored from the checkpoint of
+     * the paused sandbox {@code source}: every process of the source, with its memory, is in the new sandbox
+     * where it was, but with its own bundle, host uid range, cgroup and channel; the preamble is written into
+     * the new channel, as {@link #reattach} does. The source stays paused, its checkpoint unused up.
+     */
+    default RuntimeSandbox fork(SandboxId source, StartRequest request) {
+        checkForkable(source);
+        throw new io.paddock.SandboxException(io.paddock.ErrorCode.FAILED_PRECONDITION, name()
+                + " sandboxes cannot be forked");
+    }
+
+    /**
      * The RLIMIT_NPROC every tenant process of this sandbox gets, or 0 for none. A tier whose cgroup
      * {@code pids.max} counts only tenant tasks (runc) needs none; one whose host tasks are not the tenant's
      * (runsc) enforces the spec's {@code pids} this way, inside the sandbox.

@@ -127,7 +127,8 @@ public final class Wire {
     // ---- SandboxSpec ----
 
     private static final Set<String> SPEC_FIELDS = Set.of("image", "entrypoint", "env", "secrets", "workdir", "name",
-            "labels", "memory", "cpus", "pids", "disk", "open_files", "network", "ports", "egress_secrets", "codebase", "volumes", "timeout_ms", "runtime");
+            "labels", "memory", "cpus", "pids", "disk", "open_files", "network", "ports", "egress_secrets", "codebase", "volumes", "timeout_ms", "runtime",
+            "on_timeout");
 
     public static SandboxSpec spec(JsonNode json) {
         ObjectNode o = JsonFields.object(json, "body");
@@ -161,6 +162,7 @@ public final class Wire {
         });
         field(o, "timeout_ms").ifPresent(v -> b.timeout(Duration.ofMillis(integer(v, "timeout_ms"))));
         field(o, "runtime").ifPresent(v -> b.runtime(text(v, "runtime")));
+        field(o, "on_timeout").ifPresent(v -> b.onTimeout(timeoutAction(text(v, "on_timeout"))));
         field(o, "egress_secrets").ifPresent(v -> {
             if (!v.isArray()) {
                 throw SandboxException.invalid("egress_secrets", "an array of {key, host, value} is expected");
@@ -234,6 +236,9 @@ public final class Wire {
         }
         o.put("timeout_ms", s.timeout().toMillis());
         s.runtime().ifPresent(r -> o.put("runtime", r));
+        if (s.onTimeout() != io.paddock.TimeoutAction.DESTROY) {
+            o.put("on_timeout", s.onTimeout().name().toLowerCase(java.util.Locale.ROOT));
+        }
         if (!s.egressSecrets().isEmpty()) {
             ArrayNode es = o.putArray("egress_secrets");
             s.egressSecrets().forEach(e -> es.addObject().put("key", e.key()).put("host", e.host()).put("value", e.value())
@@ -366,6 +371,23 @@ public final class Wire {
     }
 
     // ---- pause ----
+
+    /** {@code destroy} or {@code pause}: what a sandbox's deadline does to it. */
+    public static io.paddock.TimeoutAction timeoutAction(String text) {
+        return switch (text) {
+            case "destroy" -> io.paddock.TimeoutAction.DESTROY;
+            case "pause" -> io.paddock.TimeoutAction.PAUSE;
+            default -> throw SandboxException.invalid("on_timeout", "must be destroy or pause, got '" + text + "'");
+        };
+    }
+
+    /** The answer to a fork: the new sandboxes, in order. */
+    public static ObjectNode forkResult(List<ObjectNode> sandboxes) {
+        ObjectNode o = NODES.objectNode();
+        com.fasterxml.jackson.databind.node.ArrayNode list = o.putArray("sandboxes");
+        sandboxes.forEach(list::add);
+        return o;
+    }
 
     /** The answer to a pause: what happened to the memory (mode, and in words) and the sandbox as it is now. */
     public static ObjectNode pauseResult(io.paddock.PauseMode mode, ObjectNode sandbox) {

@@ -191,6 +191,18 @@ final class RemoteSandbox implements Sandbox {
         http.call("POST", path + "/resume", null, null, PAUSE_TIMEOUT);
     }
 
+    @Override
+    public java.util.List<Sandbox> fork(int count) {
+        com.fasterxml.jackson.databind.node.ObjectNode body = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance
+                .objectNode().put("count", count);
+        com.fasterxml.jackson.databind.JsonNode answer = http.call("POST", path + "/fork", null, body, PAUSE_TIMEOUT);
+        java.util.List<Sandbox> forks = new java.util.ArrayList<>();
+        for (com.fasterxml.jackson.databind.JsonNode info : answer.path("sandboxes")) {
+            forks.add(new RemoteSandbox(http, Wire.sandboxInfo(info)));
+        }
+        return java.util.List.copyOf(forks);
+    }
+
     /** A pause or resume moves the sandbox's memory through the host's disk: seconds per GiB. */
     private static final Duration PAUSE_TIMEOUT = Duration.ofMinutes(6);
 

@@ -388,6 +388,11 @@ final class ManagedSandbox implements Sandbox {
     }
 
     @Override
+    public java.util.List<io.paddock.Sandbox> fork(int count) {
+        return java.util.List.copyOf(manager.fork(this, count));
+    }
+
+    @Override
     public void destroy() {
         manager.destroy(this, StopReason.DESTROYED);
     }

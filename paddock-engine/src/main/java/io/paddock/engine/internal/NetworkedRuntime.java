@@ -117,7 +117,20 @@ final class NetworkedRuntime implements SandboxRuntime {
     }
 
     @Override
+    public void checkForkable(SandboxId source) {
+        tier.checkForkable(source);
+    }
+
+    /** The tier refuses networked sources, so a fork never needs a network of its own. */
+    @Override
+    public RuntimeSandbox fork(SandboxId source, StartRequest request) {
+        return tier.fork(source, request);
+    }
+
+    /** A gVisor sandbox is restored into the same namespace; its interface gets back what gVisor took off it. */
+    @Override
     public Optional<RuntimeSandbox> resume(SandboxId id, Optional<byte[]> preamble) {
+        networks.readdress(id);
         return tier.resume(id, preamble);
     }
 

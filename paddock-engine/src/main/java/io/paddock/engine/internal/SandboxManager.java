@@ -143,6 +143,14 @@ final class SandboxManager implements AutoCloseable {
     }
 
     private ManagedSandbox create(SandboxSpec requested, boolean buildStep) {
+        return create(requested, buildStep, null);
+    }
+
+    /**
+     * Creates a sandbox; with {@code forkOf}, restored from that paused sandbox's checkpoint by its tier instead
+     * of started (never from a pool, and its entrypoint is not started again: it runs in the copy).
+     */
+    private ManagedSandbox create(SandboxSpec requested, boolean buildStep, ManagedSandbox forkOf) {
         checkOpen();
         // The spec is recorded with its tier resolved, so that destroy, restart and records go to that tier.
         SandboxSpec spec = requested.runtime().isPresent() ? requested
@@ -150,7 +158,7 @@ final class SandboxManager implements AutoCloseable {
         SandboxRuntime runtime = runtimes.require(spec.runtime().get());
         validateForHost(spec);
         long live = sandboxes.values().stream().filter(s -> s.currentState().isLive()).count();
-        WarmPool.Warm warm = buildStep ? null : pool.claim(spec);
+        WarmPool.Warm warm = buildStep || forkOf != null ? null : pool.claim(spec);
         if (warm == null && live + pool.held() >= options.maxSandboxes() && !pool.evictOne()) {
             throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "this engine already runs " + live
                     + " sandboxes, its maximum (" + options.maxSandboxes() + "); destroy some first");
@@ -175,7 +183,10 @@ final class SandboxManager implements AutoCloseable {
             recorded = true;
             byte[] nonce = Ids.nonce();
             Failpoints.hit("create.before-runtime-start");
-            rt = warm != null ? warm.runtime() : runtime.start(new StartRequest(id, spec, identity.token(), hello(nonce),
+            rt = warm != null ? warm.runtime() : forkOf != null
+                    ? runtime.fork(forkOf.id(), new StartRequest(id, spec, identity.token(), hello(nonce), root.rootfs(),
+                            Optional.empty(), List.of()))
+                    : runtime.start(new StartRequest(id, spec, identity.token(), hello(nonce),
                     root.rootfs(), Optional.empty(), workspaces.mounts(id, spec, root)));
             Failpoints.hit("create.after-runtime-start");
             InitClient client = warm != null ? warm.client() : InitClient.attach(rt.fromInit(), rt.toInit(), nonce, ATTACH_TIMEOUT, id.value());
@@ -184,7 +195,7 @@ final class SandboxManager implements AutoCloseable {
             sb.running(rt, client);
             deadlines.put(id, timers.schedule(() -> expire(sb), deadline - System.nanoTime(), TimeUnit.NANOSECONDS));
             client.closed().whenComplete((v, e) -> onInitGone(sb));
-            if (!spec.entrypoint().isEmpty()) {
+            if (!spec.entrypoint().isEmpty() && forkOf == null) {
                 startEntrypoint(sb);
             }
             LOG.log(System.Logger.Level.DEBUG, "created " + id);
@@ -415,8 +426,31 @@ final class SandboxManager implements AutoCloseable {
 
     // ---- deadlines ----
 
+    /**
+     * The deadline passed: destroyed, or, for a running sandbox whose spec says {@link io.paddock.TimeoutAction#PAUSE},
+     * paused and kept for {@link SandboxSpec#PAUSED_RETENTION}. The retention is set first, so that the init's own
+     * backstop (which a frozen runc init keeps counting) cannot end it while paused. A sandbox already paused at its
+     * deadline, or one whose pause fails, is destroyed.
+     */
     private void expire(ManagedSandbox sb) {
         deadlines.remove(sb.id());
+        if (sb.spec().onTimeout() == io.paddock.TimeoutAction.PAUSE && sb.currentState() == SandboxState.RUNNING) {
+            // Off the timer thread: a checkpoint takes a second per GiB.
+            stopper.execute(() -> {
+                try {
+                    reschedule(sb, SandboxSpec.PAUSED_RETENTION);
+                    io.paddock.PauseMode mode = pause(sb);
+                    LOG.log(System.Logger.Level.INFO, "sandbox " + sb.id() + " reached its timeout and was paused ("
+                            + mode + "); destroyed in " + SandboxSpec.PAUSED_RETENTION.toHours() + " h unless resumed");
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "sandbox " + sb.id() + " reached its timeout and could not be"
+                            + " paused, destroying it: " + e.getMessage());
+                    cancelDeadline(sb.id());
+                    destroyQuietly(sb, StopReason.TIMEOUT);
+                }
+            });
+            return;
+        }
         destroyQuietly(sb, StopReason.TIMEOUT);
     }
 
@@ -471,6 +505,57 @@ final class SandboxManager implements AutoCloseable {
     }
 
     // ---- pause and resume ----
+
+    /**
+     * {@code n} new sandboxes restored from one memory checkpoint of {@code source} (docs/WORKSPACES.md, "Fork"):
+     * each has the source's spec (without its name) and a fresh lifetime, its own id, bundle, uid range, cgroup
+     * and channel (a fresh HELLO), and every process of the source where it was. A running source is paused
+     * for the checkpoint and resumed after, a paused one stays paused. All or nothing: if one fork fails, the
+     * ones made are destroyed. The tier is asked first, so a sandbox it cannot fork is never paused.
+     */
+    List<ManagedSandbox> fork(ManagedSandbox source, int n) {
+        if (n < 1 || n > MAX_FORKS) {
+            throw SandboxException.invalid("count", "must be between 1 and " + MAX_FORKS + ", got " + n);
+        }
+        SandboxRuntime runtime = runtimeFor(source);
+        List<ManagedSandbox> forks = new ArrayList<>();
+        synchronized (source.pauseLock) {
+            SandboxState state = source.currentState();
+            if (state != SandboxState.RUNNING && state != SandboxState.PAUSED) {
+                throw source.notRunning(state);
+            }
+            runtime.checkForkable(source.id());
+            boolean wasRunning = state == SandboxState.RUNNING;
+            if (wasRunning) {
+                pause(source);
+            }
+            SandboxSpec spec = source.spec().toBuilder().name(null).build();
+            try {
+                for (int i = 0; i < n; i++) {
+                    ManagedSandbox fork = create(spec, false, source);
+                    forks.add(fork);
+                }
+            } catch (RuntimeException e) {
+                for (ManagedSandbox f : forks) {
+                    try {
+                        destroy(f, StopReason.FAILED);
+                    } catch (RuntimeException cleanup) {
+                        e.addSuppressed(cleanup);
+                    }
+                }
+                throw e;
+            } finally {
+                if (wasRunning) {
+                    resume(source);
+                }
+            }
+        }
+        LOG.log(System.Logger.Level.DEBUG, "forked " + source.id() + " into " + forks.size());
+        return forks;
+    }
+
+    /** The most forks one call makes. */
+    static final int MAX_FORKS = 64;
 
     /**
      * Pauses a running sandbox on its tier (docs/WORKSPACES.md, "Pause and resume"). It is PAUSED before the
@@ -536,6 +621,10 @@ final class SandboxManager implements AutoCloseable {
                     destroyQuietly(sb, StopReason.FAILED);
                     throw e;
                 }
+            }
+            if (sb.spec().onTimeout() == io.paddock.TimeoutAction.PAUSE) {
+                // Paused at (or before) its deadline to be resumed later: it gets a whole lifetime again.
+                reschedule(sb, sb.spec().timeout());
             }
             // The init's backstop follows the engine's deadline again (the Sentry's clock stood still meanwhile).
             Duration left = Duration.between(Instant.now(), sb.info().expiresAt());

@@ -194,6 +194,17 @@ public final class ApiHandler extends Handler.Abstract {
                 io.paddock.PauseMode mode = sb.pause();
                 json(response, callback, 200, Wire.pauseResult(mode, Wire.json(tenancy.view(caller, sb.info()))));
             }
+            case FORK_SANDBOX -> {
+                Sandbox sb = sandbox(caller, m);
+                com.fasterxml.jackson.databind.JsonNode body = readJson(request);
+                long count = body.has("count") ? Wire.requiredLong(body, "count") : 1;
+                if (count < 1 || count > 64) {
+                    throw SandboxException.invalid("count", "must be between 1 and 64, got " + count);
+                }
+                java.util.List<Sandbox> forks = tenancy.fork(caller, sb, (int) count);
+                json(response, callback, 201, Wire.forkResult(forks.stream()
+                        .map(f -> Wire.json(tenancy.view(caller, f.info()))).toList()));
+            }
             case RESUME_SANDBOX -> {
                 Sandbox sb = sandbox(caller, m);
                 sb.resume();

@@ -25,6 +25,7 @@ public enum Route {
     SET_TIMEOUT("POST", "/v1/sandboxes/{id}/timeout"),
     PAUSE_SANDBOX("POST", "/v1/sandboxes/{id}/pause"),
     RESUME_SANDBOX("POST", "/v1/sandboxes/{id}/resume"),
+    FORK_SANDBOX("POST", "/v1/sandboxes/{id}/fork"),
     LOGS("GET", "/v1/sandboxes/{id}/logs"),
     EXEC("POST", "/v1/sandboxes/{id}/exec"),
     EXEC_STREAM("GET", "/v1/sandboxes/{id}/exec/stream"),

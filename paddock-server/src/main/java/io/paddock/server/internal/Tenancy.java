@@ -111,6 +111,32 @@ public final class Tenancy {
     }
 
     /**
+     * Forks a sandbox the caller may see ({@link #get}): the forks keep its labels, so a tenant's are its own, and
+     * count against the tenant's maximum of live sandboxes, all of them before any is made.
+     */
+    public java.util.List<Sandbox> fork(Caller caller, Sandbox source, int count) {
+        if (caller.tenant().isEmpty()) {
+            return source.fork(count);
+        }
+        String tenant = caller.tenant().get();
+        AtomicInteger inFlight = creating.get(tenant);
+        synchronized (inFlight) {
+            long live = paddock.list(SandboxQuery.builder().label(LABEL, tenant)
+                    .state(SandboxState.CREATING, SandboxState.RUNNING, SandboxState.PAUSED).build()).size();
+            if (live + inFlight.get() + Math.max(count, 0) > maxPerTenant) {
+                throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "tenant '" + tenant + "' has " + live
+                        + " live sandboxes and a maximum of " + maxPerTenant + ": " + count + " more would exceed it");
+            }
+            inFlight.addAndGet(Math.max(count, 0));
+        }
+        try {
+            return source.fork(count);
+        } finally {
+            inFlight.addAndGet(-Math.max(count, 0));
+        }
+    }
+
+    /**
      * The engine's name of a caller's codebase or volume: a tenant's are kept per tenant as sandbox names are
      * ({@code <tenant>-name}); the operator's may not take a tenant's prefix.
      */

@@ -452,6 +452,109 @@ public abstract class OciTier implements SandboxRuntime {
         }
     }
 
+    /**
+     * Why this tier cannot fork the sandbox of this bundle, if it cannot; the default: no memory checkpoints.
+     */
+    protected Optional<String> forkRefusal(SandboxId source, Path bundle) {
+        return Optional.of(name() + " sandboxes cannot be forked: a fork is restored from a memory checkpoint, and"
+                + " memory checkpoints need the gVisor tier (runtime runsc); runc's pause only freezes");
+    }
+
+    /**
+     * Restores the checkpoint of the paused sandbox {@code source} as the new sandbox {@code id}, from its own
+     * bundle, its init's stdio the given FIFOs.
+     */
+    protected void restoreForkInRuntime(SandboxId source, SandboxId id, Path bundle, Path toInit, Path fromInit, Path log) {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, forkRefusal(source, bundle(source)).orElse(
+                name() + " sandboxes cannot be forked"));
+    }
+
+    @Override
+    public void checkForkable(SandboxId source) {
+        Path bundle = bundle(source);
+        if (!Files.isRegularFile(bundle.resolve("config.json"))) {
+            throw new SandboxException(ErrorCode.NOT_FOUND, "sandbox " + source + " is not on this host");
+        }
+        Optional<String> refusal = forkRefusal(source, bundle);
+        if (refusal.isPresent()) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, refusal.get());
+        }
+    }
+
+    /**
+     * A fork: a bundle of its own (staged and owned as in {@link #start}), a uid range of its own, its
+     * {@code config.json} the source's with the id (cgroup, paths named by it) and the uid and gid mappings moved
+     * to the new sandbox's; then the tier restores the source's checkpoint into it behind a fresh HELLO. What the
+     * spec names by a path inside the sandbox stays the same, which is what a restore matches its mounts by.
+     */
+    @Override
+    public RuntimeSandbox fork(SandboxId source, StartRequest request) {
+        checkForkable(source);
+        SandboxId id = request.id();
+        Deque<Runnable> undo = new ArrayDeque<>();
+        Path bundle = bundle(id);
+        FileChannel inRw = null;
+        FileChannel outRw = null;
+        try {
+            Integer sourceSlot = readSlot(bundle(source));
+            if (sourceSlot == null) {
+                throw new SandboxException(ErrorCode.NOT_FOUND, "sandbox " + source + " has no uid range on this host");
+            }
+            String config = Files.readString(bundle(source).resolve("config.json"), StandardCharsets.UTF_8);
+            Path staging = host.sandboxesDir().resolve("." + id.value());
+            Files.createDirectory(staging);
+            undo.push(() -> deleteTree(staging));
+            Files.setPosixFilePermissions(staging, PosixFilePermissions.fromString("rwx------"));
+            Files.writeString(staging.resolve("owner"), request.owner(), StandardCharsets.UTF_8);
+            Files.writeString(staging.resolve("runtime"), name(), StandardCharsets.UTF_8);
+            Files.move(staging, bundle, StandardCopyOption.ATOMIC_MOVE);
+            undo.push(() -> deleteTree(bundle));
+            UidLeases uids = host.uids();
+            int slot = uids.acquire(id);
+            undo.push(() -> uids.release(slot, id));
+            Files.writeString(bundle.resolve("slot"), Integer.toString(slot), StandardCharsets.UTF_8);
+            Files.write(bundle.resolve("config.json"), ForkSpec.retarget(config, source.value(), id.value(),
+                    uids.firstId(sourceSlot), uids.firstId(slot)));
+
+            Path toInit = bundle.resolve("to-init");
+            Path fromInit = bundle.resolve("from-init");
+            Fifos.create(toInit, fromInit);
+            inRw = new RandomAccessFile(toInit.toFile(), "rw").getChannel();
+            outRw = new RandomAccessFile(fromInit.toFile(), "rw").getChannel();
+            writeFully(inRw, request.preamble());
+
+            undo.push(() -> removeFromRuntime(id));
+            undo.push(() -> host.cgroups().killAndRemove(cgroupsPath(id)));
+            restoreForkInRuntime(source, id, bundle, toInit, fromInit, bundle.resolve("init.log"));
+            RuntimeSandbox rt = openChannel(id, toInit, fromInit);
+            inRw.close();
+            outRw.close();
+            return rt;
+        } catch (IOException | RuntimeException e) {
+            closeQuietly(inRw);
+            closeQuietly(outRw);
+            List<Throwable> cleanupFailures = new ArrayList<>();
+            while (!undo.isEmpty()) {
+                try {
+                    undo.pop().run();
+                } catch (RuntimeException ce) {
+                    cleanupFailures.add(ce);
+                }
+            }
+            SandboxException ex = e instanceof SandboxException se ? se
+                    : new SandboxException(ErrorCode.INTERNAL, "forking sandbox " + source + " as " + id + " failed: " + e, e);
+            cleanupFailures.forEach(ex::addSuppressed);
+            throw ex;
+        }
+    }
+
+    /** Whether the sandbox of this bundle has a root or mounts of its own on the host (an image, codebase, volume). */
+    protected boolean hasHostFilesystems(SandboxId id) {
+        return Files.exists(rootfsOf(id), java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                || Files.exists(mountsOf(id), java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                || Files.exists(host.writable().of(id), java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    }
+
     private FileChannel[] holdFifos(SandboxId id, Path bundle) {
         Path toInit = bundle.resolve("to-init");
         Path fromInit = bundle.resolve("from-init");

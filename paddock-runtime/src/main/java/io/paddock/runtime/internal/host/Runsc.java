@@ -118,19 +118,47 @@ public final class Runsc {
         List<String> create = new ArrayList<>(List.of(nsenter().toString(), "--net=" + netns.get()));
         create.addAll(argv(true, "create", "--bundle", bundle.toString(), id));
         check(HostProcess.runWithFiles(create, stdinFifo, stdoutFifo, log, TIMEOUT), log);
-        List<String> start = new ArrayList<>(List.of(nsenter().toString(), "--net=" + netns.get(),
-                unshare().toString(), "--mount", "--propagation", "private",
-                "/bin/sh", "-c", "mount -t tmpfs -o ro,size=4k paddock-mask /proc/sys/net/core && exec \"$0\" \"$@\""));
+        List<String> start = maskedInNetns(netns.get());
         start.addAll(argv(true, "start", id));
         check(HostProcess.runWithFiles(start, Path.of("/dev/null"), Path.of("/dev/null"), log, TIMEOUT), log);
+    }
+
+    /**
+     * The prefix that runs a runsc command in the sandbox's network namespace, in a private mount namespace
+     * where a read-only empty tmpfs hides {@code /proc/sys/net/core} (see {@link #runDetached}: runsc's test
+     * for "the host's namespace"), gone with the process.
+     */
+    private static List<String> maskedInNetns(Path netns) {
+        return new ArrayList<>(List.of(nsenter().toString(), "--net=" + netns,
+                unshare().toString(), "--mount", "--propagation", "private",
+                "/bin/sh", "-c", "mount -t tmpfs -o ro,size=4k paddock-mask /proc/sys/net/core && exec \"$0\" \"$@\""));
+    }
+
+    /**
+     * As {@link #maskedInNetns}, for a command that also starts the gofer and the Sentry (restore is create and
+     * start in one). They mount a proc of their own in a user namespace, which the kernel allows only while some
+     * proc mount of the mount namespace is fully visible (no locked mount over a non-empty directory of it): a
+     * tmpfs over {@code /proc/sys/net/core} makes {@code /proc} not so, and the gofer dies with "error mounting
+     * proc: operation not permitted". The mask is therefore a proc instance itself: its root holds no
+     * {@code rmem_default}, and it is a fully visible proc mount. Both go when the gofer and Sentry pivot into
+     * their own roots, and with the process's mount namespace.
+     */
+    private static List<String> procMaskedInNetns(Path netns) {
+        return new ArrayList<>(List.of(nsenter().toString(), "--net=" + netns,
+                unshare().toString(), "--mount", "--propagation", "private",
+                "/bin/sh", "-c", "mount -t proc -o nosuid,nodev,noexec paddock-mask /proc/sys/net/core && exec \"$0\" \"$@\""));
     }
 
     /**
      * {@code runsc checkpoint}: writes the sandbox's whole state (processes, memory, the Sentry's kernel state)
      * into {@code imageDir} and ends its host processes; runsc keeps its state for the id as stopped.
      */
-    public void checkpoint(String id, Path imageDir, Path log) {
-        HostProcess.Result r = HostProcess.run(argv("checkpoint", "--image-path", imageDir.toString(), id), CHECKPOINT_TIMEOUT);
+    public void checkpoint(String id, Path imageDir, Path log, java.util.Optional<Path> netns) {
+        // A networked sandbox's control socket is an abstract socket of its network namespace: reached from there.
+        List<String> command = new ArrayList<>();
+        netns.ifPresent(ns -> command.addAll(List.of(nsenter().toString(), "--net=" + ns)));
+        command.addAll(argv(netns.isPresent(), "checkpoint", "--image-path", imageDir.toString(), id));
+        HostProcess.Result r = HostProcess.run(command, CHECKPOINT_TIMEOUT);
         if (!r.ok()) {
             throw new SandboxException(ErrorCode.INTERNAL, "runsc could not checkpoint sandbox " + id + " (exit "
                     + r.exitCode() + "): " + r.output().strip());
@@ -144,11 +172,16 @@ public final class Runsc {
      * removes it (the checkpoint ended its processes): {@code runsc delete} would wait over a second for the
      * host's init to reap a Sentry that is already gone.
      */
-    public void restore(String id, Path bundle, Path imageDir, Path stdinFifo, Path stdoutFifo, Path log) {
+    public void restore(String id, Path bundle, Path imageDir, Path stdinFifo, Path stdoutFifo, Path log,
+            java.util.Optional<Path> netns) {
         killRecorded(id);
         removeState(id);
-        int code = HostProcess.runWithFiles(argv("restore", "--detach", "--bundle", bundle.toString(), "--image-path",
-                imageDir.toString(), id), stdinFifo, stdoutFifo, log, CHECKPOINT_TIMEOUT);
+        // A networked sandbox is restored where it was started: restore is create and start in one command, so
+        // it runs whole in the sandbox's network namespace (the control socket) under the start's mask.
+        List<String> command = netns.map(Runsc::procMaskedInNetns).orElseGet(ArrayList::new);
+        command.addAll(argv(netns.isPresent(), "restore", "--detach", "--bundle", bundle.toString(), "--image-path",
+                imageDir.toString(), id));
+        int code = HostProcess.runWithFiles(command, stdinFifo, stdoutFifo, log, CHECKPOINT_TIMEOUT);
         if (code != 0) {
             throw new SandboxException(ErrorCode.INTERNAL, "runsc could not restore sandbox " + id + " (exit " + code
                     + "): " + Runc.lastLines(log));

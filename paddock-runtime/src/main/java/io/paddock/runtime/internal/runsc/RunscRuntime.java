@@ -116,25 +116,19 @@ public final class RunscRuntime extends OciTier {
      * gofer and stubs exit, so its memory is free. The checkpoint's SHA-256 is recorded in the bundle (root's
      * only, in /run), so that resume restores only the very bytes this engine saw written.
      *
-     * <p>A networked sandbox is refused: runsc would have to restore it inside its network namespace the way
-     * {@link Runsc#runDetached} starts one (create in the namespace, start under a mask of
-     * {@code /proc/sys/net/core}), and restore is create and start in one command.
+     * <p>A networked sandbox is checkpointed and restored from inside its network namespace, as it was started
+     * ({@link Runsc#runDetached}); the namespace, its veth and rules are the network layer's and stay as they are
+     * while it is paused, and the restored Sentry drives the same interface again.
      */
     @Override
     protected io.paddock.PauseMode suspendInRuntime(SandboxId id, Path bundle) {
-        if (networked(bundle)) {
-            throw new io.paddock.SandboxException(io.paddock.ErrorCode.FAILED_PRECONDITION, "sandbox " + id
-                    + " has a network: memory checkpoints of networked gVisor sandboxes are not supported yet"
-                    + " (runsc restore cannot be run inside the sandbox's network namespace the way its start is);"
-                    + " pause a sandbox without a network, or a runc one (frozen, memory stays resident)");
-        }
         Path dir = checkpointDir(id);
         try {
             deleteTree(dir);
             java.nio.file.Files.createDirectories(dir.getParent());
             java.nio.file.Files.createDirectory(dir, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
                     java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
-            runsc.checkpoint(id.value(), dir, bundle.resolve("init.log"));
+            runsc.checkpoint(id.value(), dir, bundle.resolve("init.log"), netnsOf(bundle));
             // runsc returns while the Sentry is still exiting (for a large sandbox, a while): paused means its
             // memory is free, and a restore must not meet the old Sentry. The cgroup is removed once it is empty;
             // restore makes it again.
@@ -156,6 +150,19 @@ public final class RunscRuntime extends OciTier {
         Path dir = checkpointDir(id);
         Path digestFile = bundle.resolve(CHECKPOINT_DIGEST);
         try {
+            verifyCheckpoint(id, dir, digestFile);
+            runsc.restore(id.value(), bundle, dir, toInit, fromInit, log, netnsOf(bundle));
+            deleteTree(dir);
+            java.nio.file.Files.deleteIfExists(digestFile);
+        } catch (java.io.IOException e) {
+            throw new io.paddock.SandboxException(io.paddock.ErrorCode.INTERNAL, "cannot restore sandbox " + id
+                    + ": " + e, e);
+        }
+    }
+
+    /** FAILED_PRECONDITION unless {@code dir} holds the very checkpoint whose digest was recorded at pause. */
+    private static void verifyCheckpoint(SandboxId id, Path dir, Path digestFile) {
+        try {
             if (!java.nio.file.Files.isDirectory(dir) || !java.nio.file.Files.isRegularFile(digestFile)) {
                 throw new io.paddock.SandboxException(io.paddock.ErrorCode.FAILED_PRECONDITION, "sandbox " + id
                         + " has no checkpoint on this host");
@@ -168,11 +175,60 @@ public final class RunscRuntime extends OciTier {
                         + id + " is not the one written when it was paused (its SHA-256 differs: corrupted or replaced"
                         + " on disk); it was not restored");
             }
-            runsc.restore(id.value(), bundle, dir, toInit, fromInit, log);
-            deleteTree(dir);
-            java.nio.file.Files.deleteIfExists(digestFile);
         } catch (java.io.IOException e) {
             throw new io.paddock.SandboxException(io.paddock.ErrorCode.INTERNAL, "cannot restore sandbox " + id
+                    + ": " + e, e);
+        }
+    }
+
+    /**
+     * A fork restores the source's checkpoint into a bundle of its own. Refused: a sandbox with a network (the
+     * checkpointed netstack holds the source's address, which a second namespace cannot have too), and one with
+     * a root or mounts of its own on the host (an image's writable layer, a codebase, a volume: its files there
+     * would have to be copied and moved to the fork's uid range as of the checkpoint). The host image's sandboxes
+     * keep their writable files ({@code /tmp}, {@code /workspace}) in the Sentry's memory, in the checkpoint.
+     */
+    @Override
+    protected java.util.Optional<String> forkRefusal(SandboxId source, Path bundle) {
+        if (networked(bundle)) {
+            return java.util.Optional.of("sandbox " + source + " has a network: forks of networked gVisor sandboxes"
+                    + " are not supported (its checkpointed network stack holds its own address)");
+        }
+        if (hasHostFilesystems(source)) {
+            return java.util.Optional.of("sandbox " + source + " has an image root, a codebase or volumes on the"
+                    + " host: forks of such sandboxes are not supported yet (only the host image's, whose writable"
+                    + " files are in the checkpoint)");
+        }
+        return java.util.Optional.empty();
+    }
+
+    /**
+     * Verifies the source's checkpoint as a resume does, then restores it under the fork's id from the fork's
+     * bundle; the checkpoint stays for the source's own resume.
+     */
+    @Override
+    protected void restoreForkInRuntime(SandboxId source, SandboxId id, Path bundle, Path toInit, Path fromInit, Path log) {
+        Path dir = checkpointDir(source);
+        verifyCheckpoint(source, dir, bundle(source).resolve(CHECKPOINT_DIGEST));
+        runsc.restore(id.value(), bundle, dir, toInit, fromInit, log, java.util.Optional.empty());
+    }
+
+    /** The network namespace a networked sandbox's spec names (made by the network layer), from its config.json. */
+    static java.util.Optional<Path> netnsOf(Path bundle) {
+        if (!networked(bundle)) {
+            return java.util.Optional.empty();
+        }
+        try {
+            com.fasterxml.jackson.databind.JsonNode spec = new com.fasterxml.jackson.databind.ObjectMapper()
+                    .readTree(java.nio.file.Files.readAllBytes(bundle.resolve("config.json")));
+            for (com.fasterxml.jackson.databind.JsonNode ns : spec.path("linux").path("namespaces")) {
+                if (ns.path("type").asText().equals("network") && !ns.path("path").asText().isEmpty()) {
+                    return java.util.Optional.of(Path.of(ns.path("path").asText()));
+                }
+            }
+            return java.util.Optional.empty();
+        } catch (java.io.IOException e) {
+            throw new io.paddock.SandboxException(io.paddock.ErrorCode.INTERNAL, "cannot read the spec in " + bundle
                     + ": " + e, e);
         }
     }

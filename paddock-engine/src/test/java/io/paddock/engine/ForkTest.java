@@ -1,0 +1,141 @@
+package io.paddock.engine;
+
+import io.paddock.ByteSize;
+import io.paddock.ErrorCode;
+import io.paddock.LocalOptions;
+import io.paddock.Paddock;
+import io.paddock.Sandbox;
+import io.paddock.SandboxException;
+import io.paddock.SandboxSpec;
+import io.paddock.SandboxState;
+import io.paddock.testkit.LeakCheckExtension;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Fork: N gVisor sandboxes restored from one checkpoint of a source, each with its own id, uid range, cgroup and
+ * channel and state of its own from then on; refused with the reason where it cannot be done. Real runsc and runc;
+ * needs root.
+ */
+class ForkTest {
+    @RegisterExtension
+    static final LeakCheckExtension LEAKS = new LeakCheckExtension(LocalOptions.DEFAULT_STATE_DIR);
+
+    private static Paddock paddock;
+
+    @BeforeAll
+    static void start() throws java.io.IOException {
+        assertThat(Files.getAttribute(Path.of("/proc/self"), "unix:uid")).as("ForkTest needs root").isEqualTo(0);
+        paddock = Paddock.local(LocalOptions.builder().build());
+    }
+
+    @AfterAll
+    static void stop() {
+        if (paddock != null) {
+            paddock.close();
+        }
+    }
+
+    private static SandboxSpec.Builder small(String runtime) {
+        return SandboxSpec.builder().runtime(runtime).memory(ByteSize.mib(256)).pids(128).timeout(Duration.ofMinutes(3));
+    }
+
+    @Test
+    void forksOfARunningSandboxHaveItsStateThenTheirOwn() throws Exception {
+        try (Sandbox source = paddock.create(small("runsc").name("fork-source").label("k", "v").build())) {
+            source.exec("sh", "-c", "echo source > /tmp/v; echo kept > /workspace/w");
+            List<Sandbox> forks = source.fork(2);
+            try {
+                assertThat(forks).hasSize(2);
+                assertThat(source.state()).as("resumed after the checkpoint").isEqualTo(SandboxState.RUNNING);
+                Set<String> ids = new HashSet<>(List.of(source.id().value()));
+                Set<String> uidMaps = new HashSet<>(List.of(uidMapping(source)));
+                for (Sandbox f : forks) {
+                    assertThat(ids.add(f.id().value())).isTrue();
+                    assertThat(uidMaps.add(uidMapping(f))).as("a uid range of its own").isTrue();
+                    assertThat(f.state()).isEqualTo(SandboxState.RUNNING);
+                    assertThat(f.info().name()).isEmpty();
+                    assertThat(f.info().labels()).containsEntry("k", "v");
+                    assertThat(f.exec("cat", "/tmp/v", "/workspace/w").stdoutText()).isEqualTo("source\nkept\n");
+                    assertThat(cgroupExists(f)).as("a cgroup of its own").isTrue();
+                }
+                forks.get(0).exec("sh", "-c", "echo zero > /tmp/v");
+                source.exec("sh", "-c", "echo changed > /workspace/w");
+                assertThat(forks.get(0).exec("cat", "/tmp/v", "/workspace/w").stdoutText()).isEqualTo("zero\nkept\n");
+                assertThat(forks.get(1).exec("cat", "/tmp/v", "/workspace/w").stdoutText()).isEqualTo("source\nkept\n");
+                assertThat(source.exec("cat", "/tmp/v", "/workspace/w").stdoutText()).isEqualTo("source\nchanged\n");
+                // a fork is a sandbox like any other: it pauses, resumes, forks and dies alone
+                forks.get(1).pause();
+                forks.get(1).resume();
+                List<Sandbox> grandchildren = forks.get(1).fork(1);
+                assertThat(grandchildren.get(0).exec("cat", "/tmp/v").stdoutText()).isEqualTo("source\n");
+                grandchildren.get(0).destroy();
+                forks.get(0).destroy();
+                assertThat(forks.get(1).exec("echo", "alive").stdoutText()).isEqualTo("alive\n");
+                assertThat(source.exec("echo", "alive").stdoutText()).isEqualTo("alive\n");
+            } finally {
+                forks.forEach(Sandbox::destroy);
+            }
+        }
+    }
+
+    @Test
+    void aPausedSourceStaysPaused() {
+        try (Sandbox source = paddock.create(small("runsc").build())) {
+            source.exec("sh", "-c", "echo 7 > /tmp/n");
+            source.pause();
+            List<Sandbox> forks = source.fork(1);
+            try {
+                assertThat(source.state()).isEqualTo(SandboxState.PAUSED);
+                assertThat(forks.get(0).exec("cat", "/tmp/n").stdoutText()).isEqualTo("7\n");
+                source.resume();
+                assertThat(source.exec("cat", "/tmp/n").stdoutText()).isEqualTo("7\n");
+            } finally {
+                forks.forEach(Sandbox::destroy);
+            }
+        }
+    }
+
+    /** runc: no memory checkpoint; networked gVisor: its netstack holds its address. Neither is paused by the try. */
+    @Test
+    void refusedWithTheReasonAndTheSourceRunsOn() {
+        try (Sandbox r = paddock.create(small("runc").build());
+             Sandbox g = paddock.create(small("runsc").network(io.paddock.NetworkPolicy.allow("198.18.13.2/32")).build())) {
+            assertThatThrownBy(() -> r.fork(1)).isInstanceOfSatisfying(SandboxException.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.FAILED_PRECONDITION);
+                assertThat(e.getMessage()).contains("gVisor");
+            });
+            assertThatThrownBy(() -> g.fork(1)).isInstanceOfSatisfying(SandboxException.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.FAILED_PRECONDITION);
+                assertThat(e.getMessage()).contains("network");
+            });
+            assertThatThrownBy(() -> g.fork(0)).isInstanceOfSatisfying(SandboxException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT));
+            assertThat(r.state()).isEqualTo(SandboxState.RUNNING);
+            assertThat(g.state()).isEqualTo(SandboxState.RUNNING);
+        }
+    }
+
+    private static String uidMapping(Sandbox sb) throws Exception {
+        String config = Files.readString(LocalOptions.DEFAULT_STATE_DIR.resolve("sandboxes").resolve(sb.id().value())
+                .resolve("config.json"));
+        int at = config.indexOf("\"hostID\"");
+        return config.substring(at, config.indexOf('}', at));
+    }
+
+    private static boolean cgroupExists(Sandbox sb) {
+        return Files.isDirectory(Path.of("/sys/fs/cgroup/pids/paddock", sb.id().value()));
+    }
+}
