@@ -28,8 +28,12 @@
  *       they have in the sandbox, so that sandboxes of different ranges share it.
  *   paddock-rootfs subvol-create <path> <limit-bytes>
  *       Creates the btrfs subvolume <path> with its quota group limited to <limit-bytes> referenced bytes.
- *   paddock-rootfs snapshot <source> <path>
- *       Creates <path> as a writable btrfs snapshot of the subvolume <source>: an O(1) copy.
+ *   paddock-rootfs snapshot <source> <path> [limit-bytes]
+ *       Creates <path> as a writable btrfs snapshot of the subvolume <source>: an O(1) copy; with a limit, its
+ *       quota group is limited to it in the same ioctl (a fork's writable layer).
+ *   paddock-rootfs mount <uid-base> <layers-dir> <lowers> <upper> <work> <target>
+ *       The overlay of create, over an upper and work directory that exist already (a fork's copy of a
+ *       sandbox's writable layer).
  *   paddock-rootfs umount <target>
  *       Detaches the mount at <target>; succeeds when nothing is mounted there.
  *   paddock-rootfs subvol-delete <path>
@@ -500,9 +504,24 @@ static int do_bind(char **argv) {
     return 0;
 }
 
-static int do_snapshot(const char *source, const char *path) {
+static int do_snapshot(const char *source, const char *path, const char *limit_s) {
     struct btrfs_ioctl_vol_args_v2_ args;
     memset(&args, 0, sizeof args);
+    struct btrfs_qgroup_inherit_ inherit;
+    memset(&inherit, 0, sizeof inherit);
+    if (limit_s) {
+        unsigned long long limit;
+        if (number(limit_s, &limit) < 0 || limit == 0) {
+            fprintf(stderr, "paddock-rootfs: bad limit %s\n", limit_s);
+            return 1;
+        }
+        inherit.flags = BTRFS_QGROUP_INHERIT_SET_LIMITS;
+        inherit.lim.flags = BTRFS_QGROUP_LIMIT_MAX_RFER;
+        inherit.lim.max_rfer = limit;
+        args.flags = BTRFS_SUBVOL_QGROUP_INHERIT;
+        args.size = sizeof inherit;
+        args.qgroup_inherit = &inherit;
+    }
     int src = open(source, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (src < 0) {
         return fail("open", source);
@@ -531,8 +550,11 @@ int main(int argc, char **argv) {
     if (argc == 4 && !strcmp(argv[1], "subvol-create")) {
         return do_subvol_create(argv[2], argv[3]);
     }
-    if (argc == 4 && !strcmp(argv[1], "snapshot")) {
-        return do_snapshot(argv[2], argv[3]);
+    if ((argc == 4 || argc == 5) && !strcmp(argv[1], "snapshot")) {
+        return do_snapshot(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
+    }
+    if (argc == 8 && !strcmp(argv[1], "mount")) {
+        return do_mount(argv + 2);
     }
     if (argc == 3 && !strcmp(argv[1], "umount")) {
         return do_umount(argv[2]);
@@ -544,7 +566,8 @@ int main(int argc, char **argv) {
                     "       paddock-rootfs overlay <uid-base> <lower-parent> <lower-name> <dir> <target> [ENTRY...]\n"
                     "       paddock-rootfs bind <uid-base> <source> <target> ro|rw\n"
                     "       paddock-rootfs subvol-create <path> <limit-bytes>\n"
-                    "       paddock-rootfs snapshot <source> <path>\n"
+                    "       paddock-rootfs snapshot <source> <path> [limit-bytes]\n"
+                    "       paddock-rootfs mount <uid-base> <layers-dir> <lowers> <upper> <work> <target>\n"
                     "       paddock-rootfs umount <target>\n"
                     "       paddock-rootfs subvol-delete <path>\n");
     return 2;

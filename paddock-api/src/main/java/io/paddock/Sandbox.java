@@ -97,7 +97,7 @@ public interface Sandbox extends AutoCloseable {
 
     /**
      * Starts {@code count} new sandboxes from one memory checkpoint of this one: each has every process of this
-     * sandbox, with its memory and its in-memory files ({@code /tmp}, {@code /workspace}), where it was at the
+     * sandbox, with its memory and its files (in memory, and a copy of those on disk), where it was at the
      * checkpoint, and from then on its own state: its own id, host uid range, cgroup and channel, this sandbox's
      * spec without its name, and a fresh lifetime ({@code timeout} from now). A running sandbox is paused for the
      * checkpoint and resumed after; a paused one stays paused. All or nothing.
@@ -105,7 +105,7 @@ public interface Sandbox extends AutoCloseable {
      * @return the new sandboxes, running
      * @throws SandboxException FAILED_PRECONDITION when the sandbox is not running or paused, or its tier cannot
      *                          fork it (runc: memory checkpoints need the gVisor tier; on gVisor, a sandbox with a
-     *                          network, an image root, a codebase or volumes), the message says why;
+     *                          network), the message says why;
      *                          INVALID_ARGUMENT for a count outside 1..64; RESOURCE_EXHAUSTED past the engine's
      *                          maximum of sandboxes
      */

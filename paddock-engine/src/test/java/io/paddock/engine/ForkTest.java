@@ -108,6 +108,52 @@ class ForkTest {
         }
     }
 
+    /**
+     * A fork gets a copy of the source's writable files on disk (its root's layer, its codebase's layer) moved to
+     * its own uid range, and the same volumes: a file the source wrote in its root and codebase is there, the
+     * fork's own writes stay its own, its codebase diff is the source's plus its own, and the volume is shared.
+     */
+    @Test
+    void aForkHasACopyOfTheSourcesDiskLayersAndSharesItsVolumes() throws Exception {
+        ImageFixtures.busybox();
+        String cb = "fork-cb-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+        String vol = "fork-vol-" + java.util.UUID.randomUUID().toString().substring(0, 8);
+        Path dir = Files.createTempDirectory("paddock-fork-cb");
+        Files.writeString(dir.resolve("a.txt"), "a");
+        paddock.codebases().create(cb, dir);
+        paddock.volumes().create(vol, ByteSize.mib(16));
+        try {
+            for (String image : List.of("host", ImageFixtures.BUSYBOX)) {
+                String t = image.equals("host") ? "h" : "i";
+                try (Sandbox source = paddock.create(small("runsc").image(image)
+                        .codebase(new io.paddock.CodebaseMount(cb, "/workspace", io.paddock.PermissionPreset.FULL_ACCESS, List.of()))
+                        .volume(io.paddock.VolumeMount.parse(vol + ":/data")).build())) {
+                    io.paddock.ExecResult w = source.exec("sh", "-c", "mkdir -p /opt && echo root > /opt/r && echo cb > /workspace/s.txt && echo v > /data/v" + t + "");
+                    assertThat(w.exitCode()).as(image + ": " + w.stderrText()).isZero();
+                    Sandbox fork = source.fork(1).get(0);
+                    try {
+                        assertThat(fork.exec("sh", "-c", "cat /opt/r /workspace/s.txt /data/v" + t + "; id -u").stdoutText())
+                                .as(image).isEqualTo("root\ncb\nv\n" + (image.equals("host") ? "1000" : "0") + "\n");
+                        assertThat(fork.exec("sh", "-c", "echo mine > /opt/r && echo f > /workspace/f.txt && echo w > /data/w" + t + "")
+                                .exitCode()).as(image + ": the fork writes its copy").isZero();
+                        assertThat(source.exec("sh", "-c", "cat /opt/r /data/w" + t + "; ls /workspace").stdoutText())
+                                .isEqualTo("root\nw\na.txt\ns.txt\n");
+                        assertThat(paddock.codebases().diff(fork.id())).extracting(io.paddock.CodebaseChange::path)
+                                .containsExactly("f.txt", "s.txt");
+                        assertThat(paddock.codebases().diff(source.id())).extracting(io.paddock.CodebaseChange::path)
+                                .containsExactly("s.txt");
+                    } finally {
+                        fork.destroy();
+                    }
+                }
+            }
+        } finally {
+            paddock.volumes().remove(vol);
+            paddock.codebases().remove(cb);
+            io.paddock.image.internal.store.ImageStore.deleteTree(dir);
+        }
+    }
+
     /** runc: no memory checkpoint; networked gVisor: its netstack holds its address. Neither is paused by the try. */
     @Test
     void refusedWithTheReasonAndTheSourceRunsOn() {

@@ -285,6 +285,19 @@ public final class CodebaseStore {
         }
     }
 
+    /** Records that sandbox {@code fork} started from the same revision as {@code source} (a fork of it). */
+    public void forked(String source, String fork, String codebase) {
+        synchronized (lock(codebase)) {
+            Path users = home(codebase).resolve("sandboxes");
+            try {
+                Files.copy(users.resolve(source), users.resolve(fork));
+            } catch (IOException e) {
+                throw new SandboxException(ErrorCode.INTERNAL, "recording the fork " + fork + " of " + source
+                        + " on codebase '" + codebase + "' failed: " + e, e);
+            }
+        }
+    }
+
     /** Forgets a sandbox's record (at its destroy). */
     public void unmount(String sandboxId, String codebase) {
         try {

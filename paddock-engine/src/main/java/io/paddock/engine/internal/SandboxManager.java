@@ -183,6 +183,9 @@ final class SandboxManager implements AutoCloseable {
             recorded = true;
             byte[] nonce = Ids.nonce();
             Failpoints.hit("create.before-runtime-start");
+            if (forkOf != null) {
+                workspaces.forked(forkOf.id(), id, spec);
+            }
             rt = warm != null ? warm.runtime() : forkOf != null
                     ? runtime.fork(forkOf.id(), new StartRequest(id, spec, identity.token(), hello(nonce), root.rootfs(),
                             Optional.empty(), List.of()))

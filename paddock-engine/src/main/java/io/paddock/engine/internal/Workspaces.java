@@ -136,6 +136,11 @@ final class Workspaces {
         return new SandboxMount.Layered(m.view(), c.path(), m.rootMode(), m.rootUid(), m.rootGid());
     }
 
+    /** Records what a fork of {@code source} holds of its codebase (the revision it started from). */
+    void forked(SandboxId source, SandboxId fork, SandboxSpec spec) {
+        spec.codebase().ifPresent(c -> codebases().forked(source.value(), fork.value(), c.codebase()));
+    }
+
     /** Forgets what a destroyed sandbox held. */
     void released(SandboxId id, SandboxSpec spec) {
         spec.codebase().ifPresent(c -> {

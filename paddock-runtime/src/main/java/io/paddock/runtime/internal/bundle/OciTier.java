@@ -253,6 +253,7 @@ public abstract class OciTier implements SandboxRuntime {
         // One process makes the writable layer (a subvolume limited to `disk`), its first entries and the mount.
         host.rootfsTool().create(plan.uidBase(), writable.of(id), request.spec().disk().bytes(), image.layersDir(),
                 lowers, rootfs, entries);
+        Filesystems.recordRoot(bundle(id), image.layersDir(), lowers);
         return plan.withImageRoot(rootfs.toString(), mounts,
                 new BundlePlan.RootUser(image.uid(), image.gid(), image.workdir(), true,
                         image.buildStep() ? OciSpecBuilder.BUILD_CAPABILITIES : List.of(), image.onHostRoot()));
@@ -274,6 +275,7 @@ public abstract class OciTier implements SandboxRuntime {
         BundlePlan.RootUser user = BundlePlan.hostUserOnWritableRoot(request.spec());
         host.rootfsTool().create(plan.uidBase(), writable.of(id), request.spec().disk().bytes(), base.root().getParent(),
                 List.of(base.layerName()), rootfs, ImageRoots.hostUpperEntries(plan.uidBase(), user.uid(), user.gid()));
+        Filesystems.recordRoot(bundle(id), base.root().getParent(), List.of(base.layerName()));
         return plan.withImageRoot(rootfs.toString(), base.mounts(), user);
     }
 
@@ -313,7 +315,49 @@ public abstract class OciTier implements SandboxRuntime {
                 binds.add(new OciSpec.Mount(m.target(), "bind", point.toString(), List.of("rbind", "rw", "nosuid", "nodev")));
             }
         }
+        Filesystems.recordMounts(bundle(id), request.mounts());
         return plan.withExtraMounts(binds);
+    }
+
+    /**
+     * A fork's filesystems, before its restore: a snapshot of the source's writable subvolume (limited to the
+     * spec's disk) whose files move from the source's uid range to the fork's, the root's overlay and the extra
+     * mounts mounted again at the fork's own paths, which its retargeted config.json names. The checkpoint finds
+     * the same files at the same paths inside the sandbox. Each step pushes its undo.
+     */
+    private void forkFilesystems(SandboxId source, SandboxId id, StartRequest request, long sourceBase, long forkBase,
+                                 Deque<Runnable> undo) throws IOException {
+        Filesystems fs = Filesystems.read(bundle(source));
+        Path from = host.writable().of(source);
+        Path to = host.writable().of(id);
+        if (Files.exists(from, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            undo.push(() -> host.writable().delete(id));
+            host.rootfsTool().snapshot(from, to, request.spec().disk().bytes());
+            Filesystems.moveIds(to, sourceBase, forkBase);
+        }
+        if (fs.root().isPresent()) {
+            Path rootfs = Files.createDirectory(rootfsOf(id));
+            undo.push(() -> removeImageRoot(id));
+            Filesystems.freshWork(to.resolve("work"));
+            host.rootfsTool().mount(forkBase, fs.root().get().layersDir(), fs.root().get().lowers(), to.resolve("upper"),
+                    to.resolve("work"), rootfs);
+        }
+        if (!fs.mounts().isEmpty()) {
+            Path dir = Files.createDirectory(mountsOf(id));
+            undo.push(() -> removeExtras(id));
+            for (int i = 0; i < fs.mounts().size(); i++) {
+                SandboxMount m = fs.mounts().get(i);
+                Path point = Files.createDirectory(dir.resolve(Integer.toString(i)));
+                if (m instanceof SandboxMount.Shared shared) {
+                    host.rootfsTool().bind(forkBase, shared.dir(), point, shared.readOnly());
+                } else if (m instanceof SandboxMount.Layered layered) {
+                    Path layer = to.resolve("m" + i);
+                    Filesystems.freshWork(layer.resolve("work"));
+                    host.rootfsTool().mount(forkBase, layered.lower().getParent(),
+                            List.of(layered.lower().getFileName().toString()), layer.resolve("upper"), layer.resolve("work"), point);
+                }
+            }
+        }
     }
 
     /** Unmounts and removes a sandbox's extra mount points. Idempotent. */
@@ -515,6 +559,10 @@ public abstract class OciTier implements SandboxRuntime {
             Files.writeString(bundle.resolve("slot"), Integer.toString(slot), StandardCharsets.UTF_8);
             Files.write(bundle.resolve("config.json"), ForkSpec.retarget(config, source.value(), id.value(),
                     uids.firstId(sourceSlot), uids.firstId(slot)));
+            forkFilesystems(source, id, request, uids.firstId(sourceSlot), uids.firstId(slot), undo);
+            if (Files.isRegularFile(bundle(source).resolve(Filesystems.FILE))) {
+                Files.copy(bundle(source).resolve(Filesystems.FILE), bundle.resolve(Filesystems.FILE));
+            }
 
             Path toInit = bundle.resolve("to-init");
             Path fromInit = bundle.resolve("from-init");
@@ -546,13 +594,6 @@ public abstract class OciTier implements SandboxRuntime {
             cleanupFailures.forEach(ex::addSuppressed);
             throw ex;
         }
-    }
-
-    /** Whether the sandbox of this bundle has a root or mounts of its own on the host (an image, codebase, volume). */
-    protected boolean hasHostFilesystems(SandboxId id) {
-        return Files.exists(rootfsOf(id), java.nio.file.LinkOption.NOFOLLOW_LINKS)
-                || Files.exists(mountsOf(id), java.nio.file.LinkOption.NOFOLLOW_LINKS)
-                || Files.exists(host.writable().of(id), java.nio.file.LinkOption.NOFOLLOW_LINKS);
     }
 
     private FileChannel[] holdFifos(SandboxId id, Path bundle) {

@@ -62,6 +62,21 @@ public final class RootfsTool {
                 "snapshotting " + source + " as " + path);
     }
 
+    /** As {@link #snapshot(Path, Path)}, the snapshot limited to {@code limitBytes} from the start. */
+    public void snapshot(Path source, Path path, long limitBytes) {
+        run(List.of(binary.toString(), "snapshot", source.toString(), path.toString(), Long.toString(limitBytes)),
+                "snapshotting " + source + " as " + path);
+    }
+
+    /**
+     * Mounts at {@code target} the overlay of {@code layers} in {@code layersDir} (id-mapped onto the range from
+     * {@code uidBase}) over an existing {@code upper} and {@code work}.
+     */
+    public void mount(long uidBase, Path layersDir, List<String> layers, Path upper, Path work, Path target) {
+        run(List.of(binary.toString(), "mount", Long.toString(uidBase), layersDir.toString(), String.join(":", layers),
+                upper.toString(), work.toString(), target.toString()), "mounting the overlay at " + target);
+    }
+
     /** Detaches whatever is mounted at {@code target}; nothing mounted is fine. */
     public void unmount(Path target) {
         run(List.of(binary.toString(), "umount", target.toString()), "unmounting " + target);

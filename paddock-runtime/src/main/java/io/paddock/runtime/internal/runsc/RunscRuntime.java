@@ -194,11 +194,6 @@ public final class RunscRuntime extends OciTier {
             return java.util.Optional.of("sandbox " + source + " has a network: forks of networked gVisor sandboxes"
                     + " are not supported (its checkpointed network stack holds its own address)");
         }
-        if (hasHostFilesystems(source)) {
-            return java.util.Optional.of("sandbox " + source + " has an image root, a codebase or volumes on the"
-                    + " host: forks of such sandboxes are not supported yet (only the host image's, whose writable"
-                    + " files are in the checkpoint)");
-        }
         return java.util.Optional.empty();
     }
 
