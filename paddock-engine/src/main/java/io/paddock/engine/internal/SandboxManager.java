@@ -817,9 +817,8 @@ final class SandboxManager implements AutoCloseable {
         timers.schedule(() -> forget(sb), STOPPED_RETENTION.toNanos(), TimeUnit.NANOSECONDS);
     }
 
-    private void adopt(SandboxStore.Row row) {
-        ManagedSandbox sb = new ManagedSandbox(this, row.id(), row.spec(), row.createdAt());
-        sb.setExpiresAt(row.expiresAt());
+    /** What every adopted sandbox gets back first: its root (by its image's recorded id), its name, its entry. */
+    private void readopt(SandboxStore.Row row, ManagedSandbox sb) {
         try {
             // The image the sandbox was made from, by its recorded id: a name re-tagged meanwhile changes nothing.
             Optional<io.paddock.image.internal.SandboxImage> image = row.imageId()
@@ -835,6 +834,12 @@ final class SandboxManager implements AutoCloseable {
             LOG.log(System.Logger.Level.WARNING, "name of " + row.id() + " is taken: " + e.getMessage());
         }
         sandboxes.put(row.id(), sb);
+    }
+
+    private void adopt(SandboxStore.Row row) {
+        ManagedSandbox sb = new ManagedSandbox(this, row.id(), row.spec(), row.createdAt());
+        sb.setExpiresAt(row.expiresAt());
+        readopt(row, sb);
         try {
             byte[] nonce = Ids.nonce();
             RuntimeSandbox rt = runtimeOf(row.spec()).reattach(row.id(), hello(nonce));
@@ -873,20 +878,7 @@ final class SandboxManager implements AutoCloseable {
      */
     private void adoptPaused(SandboxStore.Row row) {
         ManagedSandbox sb = ManagedSandbox.restoredPaused(this, row);
-        try {
-            Optional<io.paddock.image.internal.SandboxImage> image = row.imageId()
-                    .flatMap(i -> images.forSandbox(io.paddock.image.internal.oci.Digest.parse(i)));
-            sb.root(image.isPresent() ? SandboxRoot.of(row.spec(), image.get()) : rootOf(row.spec()));
-        } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "image of " + row.id() + " is gone (" + e.getMessage()
-                    + "); its commands start as the host image's would");
-        }
-        try {
-            reserveName(row.spec(), row.id());
-        } catch (SandboxException e) {
-            LOG.log(System.Logger.Level.WARNING, "name of " + row.id() + " is taken: " + e.getMessage());
-        }
-        sandboxes.put(row.id(), sb);
+        readopt(row, sb);
         Duration left = Deadlines.remaining(row.deadline(), Instant.now(), System.nanoTime(), Deadlines.BOOT);
         sb.setExpiresAt(Instant.now().plus(left));
         if (row.spec().hasNetwork() && !networks.adopt(row.id(), row.spec().network(), row.spec().egressSecrets())) {
