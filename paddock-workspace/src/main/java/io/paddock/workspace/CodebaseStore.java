@@ -190,11 +190,15 @@ public final class CodebaseStore {
         Files.move(tmp, home.resolve("codebase.json"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
     }
 
-    /** Deletes a codebase: its revisions, views and records. The caller checks that no sandbox mounts it. */
-    public void remove(String name) {
+    /**
+     * Deletes a codebase: its revisions, views and records, after {@code inUse} (run under the lock that
+     * {@link #mount} holds, so no sandbox can start mounting it meanwhile) has found no sandbox that mounts it.
+     */
+    public void remove(String name, Runnable inUse) {
         Path home = home(name);
         synchronized (lock(name)) {
             get(name);
+            inUse.run();
             Path doomed = dir.resolve(".rm-" + random());
             try {
                 Files.move(home, doomed, StandardCopyOption.ATOMIC_MOVE);

@@ -40,14 +40,17 @@ final class LocalCodebases implements Codebases {
 
     @Override
     public void remove(String name) {
-        List<String> users = manager.liveSandboxes().stream()
-                .filter(s -> s.spec().codebase().map(c -> c.codebase().equals(name)).orElse(false))
-                .map(s -> s.id().value()).toList();
-        if (!users.isEmpty()) {
-            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "codebase '" + name + "' is mounted by "
-                    + String.join(", ", users) + "; destroy them first");
-        }
-        manager.workspaces().codebases().remove(name);
+        // A sandbox is among the engine's (CREATING) before its codebase is mounted, and until it is STOPPED after.
+        manager.workspaces().codebases().remove(name, () -> {
+            List<String> users = manager.allSandboxes().stream()
+                    .filter(s -> s.currentState() != io.paddock.SandboxState.STOPPED)
+                    .filter(s -> s.spec().codebase().map(c -> c.codebase().equals(name)).orElse(false))
+                    .map(s -> s.id().value()).toList();
+            if (!users.isEmpty()) {
+                throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "codebase '" + name + "' is mounted by "
+                        + String.join(", ", users) + "; destroy them first");
+            }
+        });
     }
 
     @Override

@@ -240,11 +240,6 @@ final class SandboxManager implements AutoCloseable {
         return workspaces;
     }
 
-    /** The live sandboxes (creating or running) of this engine. */
-    List<ManagedSandbox> liveSandboxes() {
-        return sandboxes.values().stream().filter(s -> s.currentState().isLive()).toList();
-    }
-
     /** Every sandbox the engine knows, stopped ones too: a STOPPING one still holds its mounts. */
     List<ManagedSandbox> allSandboxes() {
         return List.copyOf(sandboxes.values());
