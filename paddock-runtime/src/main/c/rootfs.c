@@ -235,6 +235,13 @@ static int do_mount(char **argv) {
         fprintf(stderr, "paddock-rootfs: bad layer list %s\n", lowers);
         return 1;
     }
+    /* Upper and work are named to the overlay as /proc/self/fd/N: the mount's options, which a sandbox reads in
+     * its /proc/self/mountinfo, then hold no host path (the storage directory, the sandbox's id). */
+    int ufd = open(upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int wfd = open(work, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (ufd < 0 || wfd < 0) {
+        return fail("open", ufd < 0 ? upper : work);
+    }
     int ns = idmap_userns(base);
     if (ns < 0) {
         return fail("cannot make the id-mapping user namespace", NULL);
@@ -252,7 +259,8 @@ static int do_mount(char **argv) {
         return fail("fchdir", layers);
     }
     char opts[4096];
-    int n = snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s,userxattr", lowers, upper, work);
+    int n = snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=/proc/self/fd/%d,workdir=/proc/self/fd/%d,userxattr",
+                     lowers, ufd, wfd);
     if (n < 0 || (size_t) n >= sizeof opts) {
         fprintf(stderr, "paddock-rootfs: too many layers for one overlay mount\n");
         return 1;

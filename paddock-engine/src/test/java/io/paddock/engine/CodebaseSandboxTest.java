@@ -154,7 +154,9 @@ class CodebaseSandboxTest {
                 String out = sh(sb, "cd /workspace; ln -s ../secrets/key.txt out/l; cat out/l; ln secrets/key.txt out/h;"
                         + " cat out/h; mv secrets out/s; cat out/s/key.txt; cat out/../secrets/key.txt; cat ./src/../.env;"
                         + " ln docs/a.md out/doc; cat out/doc; cp docs/a.md out/copy; cat out/copy;"
-                        + " exec 3< docs/a.md; cat /proc/self/fd/3; ls /workspace/SECRETS /workspace/Secrets; true");
+                        + " exec 3< docs/a.md; cat /proc/self/fd/3; ls /workspace/SECRETS /workspace/Secrets;"
+                        + " mkdir -p /tmp/m; mount --bind /workspace /tmp/m && ls -R /tmp/m; mount -o remount,rw /workspace;"
+                        + " cat /tmp/m/secrets/key.txt; true");
                 assertThat(out).doesNotContain(SECRET).doesNotContain("doc\n");
                 if (image().equals("host")) {
                     String py = sh(sb, "python3 -c \"import os,mmap\n"
