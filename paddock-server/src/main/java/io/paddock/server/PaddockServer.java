@@ -9,10 +9,12 @@ import io.paddock.server.internal.CodeRegistry;
 import io.paddock.server.internal.HeaderDeadline;
 import io.paddock.server.internal.JsonErrorHandler;
 import io.paddock.server.internal.Limits;
+import io.paddock.server.internal.McpEndpoint;
 import io.paddock.server.internal.PortApi;
 import io.paddock.server.internal.PortProxy;
 import io.paddock.server.internal.UrlTokens;
 import io.paddock.server.internal.Tenancy;
+import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.NetworkConnectionLimit;
@@ -49,6 +51,8 @@ import java.util.function.Supplier;
 public final class PaddockServer implements AutoCloseable {
     /** Uploads must average at least this many bytes per second once the idle timeout has passed. */
     static final long MIN_UPLOAD_RATE = 4096;
+    /** The largest MCP message (a write_file's content, base64, is the big one). */
+    static final long MAX_MCP_REQUEST = 16L << 20;
     private static final String OPENAPI = "/io/paddock/server/openapi.json";
 
     private final Server server;
@@ -119,8 +123,10 @@ public final class PaddockServer implements AutoCloseable {
         UrlTokens urlTokens = options.dataDir().map(UrlTokens::inDirectory).orElseGet(UrlTokens::inMemory);
         PortProxy proxy = new PortProxy(websockets, timers, PortProxy.DEFAULT_IDLE_TIMEOUT, options.idleTimeout().dividedBy(3));
         PortApi ports = new PortApi(paddock, auth, tenancy, urlTokens, proxy, options.portDomain().orElse(null));
-        server.setHandler(new ApiHandler(paddock, auth, tenancy, limits, openapi, version(), runtime(paddock), websockets,
-                timers, code, ports));
+        // /mcp first: the MCP endpoint takes only that path (on the daemon's own host names), the REST API the rest
+        McpEndpoint mcp = new McpEndpoint(auth, tenancy, code, ports, version(), Math.min(options.maxUploadBytes(), MAX_MCP_REQUEST));
+        server.setHandler(new Handler.Sequence(mcp, new ApiHandler(paddock, auth, tenancy, limits, openapi, version(),
+                runtime(paddock), websockets, timers, code, ports)));
         server.setErrorHandler(new JsonErrorHandler());
 
         try {

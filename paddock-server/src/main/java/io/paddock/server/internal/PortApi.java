@@ -207,6 +207,16 @@ public final class PortApi {
     private record HostTarget(SandboxId id, int port, String portText) {
     }
 
+    /** Whether the request is for a sandbox port's own host name, all of which {@link #routeHost} proxies. */
+    public boolean isPortHost(Request request) {
+        String host = portDomain == null ? null : request.getHttpURI().getHost();
+        if (host == null) {
+            return false;
+        }
+        host = host.toLowerCase(Locale.ROOT);
+        return (host.endsWith(".") ? host.substring(0, host.length() - 1) : host).endsWith("." + portDomain);
+    }
+
     /**
      * Serves the request if its host is a port host ({@code {port}-{id}.{domain}}); returns false, having done
      * nothing, for any other host.
