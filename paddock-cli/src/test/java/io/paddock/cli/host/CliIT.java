@@ -112,6 +112,18 @@ class CliIT {
         }
     }
 
+    /**
+     * {@code paddock mcp} from the shaded jar, over the daemon as a tenant, driven by the official MCP TypeScript
+     * SDK's client (paddock-mcp's Node project): stdout carries the protocol alone, and every tool works remotely.
+     */
+    @Test
+    void mcpServesTheToolsOnStdioOverTheDaemon() throws Exception {
+        String argv = "[\"" + Path.of(System.getProperty("java.home"), "bin", "java") + "\",\"-jar\",\""
+                + JAR.toAbsolutePath() + "\",\"mcp\"]";
+        io.paddock.testkit.NodeTests.test(Path.of("..", "paddock-mcp", "src", "test", "node").toAbsolutePath().normalize(),
+                "stdio.test.mjs", Map.of("PADDOCK_MCP_COMMAND", argv, "PADDOCK_URL", url, "PADDOCK_TOKEN", ALICE), 300);
+    }
+
     @Test
     void runStreamsOutputAndPassesTheExitCode() throws Exception {
         Result hello = paddock("run", "--", "echo", "hello");
