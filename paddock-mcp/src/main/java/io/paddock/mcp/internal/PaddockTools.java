@@ -55,7 +55,7 @@ import java.util.function.Function;
 public final class PaddockTools {
     /** Output a command or code run may return per stream: enough to read, small enough for a model's context. */
     static final ByteSize OUTPUT_LIMIT = ByteSize.kib(256);
-    static final Duration DEFAULT_RUN_TIMEOUT = Duration.ofSeconds(60);
+    static final Duration DEFAULT_RUN_TIMEOUT = Duration.ofSeconds(30); // within clients' own request timeouts (60 s in the TypeScript SDK)
     static final Duration MAX_RUN_TIMEOUT = Duration.ofHours(1);
     /** Files read_file returns; bigger ones are refused with a hint to read them otherwise. */
     static final long MAX_READ = 4L << 20;
@@ -125,7 +125,7 @@ public final class PaddockTools {
                           "cwd": {"type": "string", "description": "Working directory (default: the sandbox's, /workspace)"},
                           "env": {"type": "object", "additionalProperties": {"type": "string"}},
                           "stdin": {"type": "string", "description": "Text given to the command on its standard input"},
-                          "timeout_seconds": {"type": "number", "exclusiveMinimum": 0, "description": "Kill its whole process tree after this long (default 60)"}
+                          "timeout_seconds": {"type": "number", "exclusiveMinimum": 0, "description": "Kill its whole process tree after this long (default 30, at most 3600)"}
                         }}
                         """, false, false, this::runCommand),
                 tool("run_code", "Run code in a sandbox",
@@ -139,7 +139,7 @@ public final class PaddockTools {
                           "sandbox": {"type": "string", "description": "The sandbox's id or name"},
                           "language": {"type": "string", "description": "python, javascript, bash, java, c, cpp, perl, go, ruby or r"},
                           "code": {"type": "string", "description": "The source code"},
-                          "timeout_seconds": {"type": "number", "exclusiveMinimum": 0, "description": "Default 60"}
+                          "timeout_seconds": {"type": "number", "exclusiveMinimum": 0, "description": "Default 30, at most 3600"}
                         }}
                         """, false, false, this::runCode),
                 tool("read_file", "Read a file from a sandbox",
