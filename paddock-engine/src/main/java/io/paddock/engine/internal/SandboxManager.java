@@ -293,9 +293,17 @@ final class SandboxManager implements AutoCloseable {
                     + hostNofileLimit + " open files");
         }
         String w = spec.workdir();
-        if (spec.image().equals(SandboxSpec.DEFAULT_IMAGE) && !(w.equals("/workspace") || w.startsWith("/workspace/") || w.equals("/tmp") || w.startsWith("/tmp/"))) {
-            throw SandboxException.invalid("workdir", "'" + w
-                    + "' is outside the writable area; use /workspace, /tmp or a directory under them");
+        // The host image's root is writable into the sandbox's own layer, but the host's /usr, /bin and /lib*
+        // (and the kernel's and Paddock's own directories) are read-only binds: a working directory there would
+        // be one the sandbox cannot write, and could not be made.
+        if (spec.image().equals(SandboxSpec.DEFAULT_IMAGE)) {
+            for (String ro : List.of("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/sys",
+                    "/dev", "/.paddock")) {
+                if (w.equals(ro) || w.startsWith(ro + "/")) {
+                    throw SandboxException.invalid("workdir", "'" + w + "' is under " + ro + ", which is read-only in"
+                            + " the host image; use /workspace, /tmp or another directory");
+                }
+            }
         }
     }
 
