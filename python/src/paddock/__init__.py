@@ -8,11 +8,12 @@ from ._client import Client, Codebases, Volumes
 from ._errors import (AlreadyExistsError, DeadlineExceededError, FailedPreconditionError, InternalError,
                       InvalidArgumentError, NotFoundError, PaddockError, PermissionDeniedError,
                       ResourceExhaustedError, UnavailableError)
+from ._images import Image, Images
 from ._process import ExitStatus, Process
 from ._sandbox import CodeResult, ExecResult, FileInfo, Files, Plot, Sandbox, SandboxInfo
 
 __all__ = [
-    "Client", "Codebases", "Volumes", "Sandbox", "SandboxInfo", "Files", "FileInfo", "ExecResult", "ExitStatus",
+    "Client", "Codebases", "Volumes", "Image", "Images", "Sandbox", "SandboxInfo", "Files", "FileInfo", "ExecResult", "ExitStatus",
     "Process", "CodeResult", "Plot", "PaddockError", "InvalidArgumentError", "NotFoundError", "AlreadyExistsError",
     "FailedPreconditionError", "ResourceExhaustedError", "DeadlineExceededError", "UnavailableError",
     "PermissionDeniedError", "InternalError",

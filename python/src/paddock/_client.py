@@ -16,6 +16,7 @@ import httpx
 
 from ._errors import NotFoundError, UnavailableError
 from ._http import Transport
+from ._images import Images
 from ._sandbox import Sandbox, SandboxInfo
 
 
@@ -36,6 +37,7 @@ class Client:
         self._http = Transport(url, token)
         self.volumes = Volumes(self)
         self.codebases = Codebases(self)
+        self.images = Images(self)
 
     def __enter__(self) -> "Client":
         return self
