@@ -41,7 +41,7 @@ class Image:
         return self._with({"type": "npm", "packages": list(packages)})
 
     def run(self, command: str) -> "Image":
-        return self._with({"type": "run", "argv": [command], "shell": True})
+        return self._with({"type": "run", "argv": ["/bin/sh", "-c", command], "shell": True})
 
     def env(self, key: str, value: str) -> "Image":
         return self._with({"type": "env", "key": key, "value": value})
