@@ -56,3 +56,20 @@ def test_entrypoint_secrets_names_and_volumes(client: object) -> None:
     with pytest.raises(modal.exception.InvalidError) as e:
         modal.Sandbox.create(app=app, gpu="A100")
     assert "gpu" in str(e.value)
+
+
+def test_tagging(client: object) -> None:
+    my_app = modal.App.lookup("tags-" + uuid.uuid4().hex[:6], create_if_missing=True)
+    sandbox_v1_1 = modal.Sandbox.create("sleep", "10", app=my_app)
+    sandbox_v1_2 = modal.Sandbox.create("sleep", "20", app=my_app)
+    try:
+        sandbox_v1_1.set_tags({"major_version": "1", "minor_version": "1"})
+        sandbox_v1_2.set_tags({"major_version": "1", "minor_version": "2"})
+        every = {s.object_id for s in modal.Sandbox.list(app_id=my_app.app_id)}
+        assert every == {sandbox_v1_1.object_id, sandbox_v1_2.object_id}
+        assert {s.object_id for s in modal.Sandbox.list(app_id=my_app.app_id, tags={"major_version": "1"})} == every
+        latest = modal.Sandbox.list(app_id=my_app.app_id, tags={"major_version": "1", "minor_version": "2"})
+        assert [s.object_id for s in latest] == [sandbox_v1_2.object_id]
+    finally:
+        sandbox_v1_1.terminate()
+        sandbox_v1_2.terminate()

@@ -222,6 +222,10 @@ class Sandbox:
         o = self._client._http.call("POST", f"/v1/sandboxes/{self.id}/code/contexts", json=body)
         return str(o.get("id") or o.get("name"))
 
+    def update_labels(self, labels: Mapping[str, str]) -> None:
+        """Adds labels (replacing the values of keys it has); lists filter on them at once."""
+        self._client._http.call("PATCH", f"/v1/sandboxes/{self.id}/labels", json={"labels": dict(labels)})
+
     def set_timeout(self, seconds: float) -> None:
         self._client._http.call("POST", f"/v1/sandboxes/{self.id}/timeout", json={"timeout_ms": int(seconds * 1000)})
 

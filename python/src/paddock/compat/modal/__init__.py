@@ -292,7 +292,12 @@ class Sandbox:
             yield Sandbox(_c().get(info.id))
 
     def set_tags(self, tags: dict[str, str]) -> None:
-        raise exception.InvalidError("set_tags: Paddock sets a sandbox's labels when it is created; tag it there")
+        if APP_LABEL in tags:
+            raise exception.InvalidError(f"set_tags: '{APP_LABEL}' is the sandbox's app")
+        try:
+            self._core.update_labels(tags)
+        except PaddockError as e:
+            raise exception.translate(e) from e
 
     def exec(self, *args: str, timeout: Optional[int] = None, workdir: Optional[str] = None,
              secrets: Sequence[Secret] = (), **unsupported: Any) -> ContainerProcess:

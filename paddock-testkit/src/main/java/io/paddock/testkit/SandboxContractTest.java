@@ -376,6 +376,18 @@ public abstract class SandboxContractTest {
                 .isInstanceOf(SandboxException.class).hasMessageContaining("/usr");
     }
 
+    @Test
+    void labelsCanBeAddedToARunningSandbox() {
+        try (Sandbox sb = paddock().create(small().label("team", "a").build())) {
+            sb.updateLabels(java.util.Map.of("team", "b", "stage", "test"));
+            assertThat(sb.info().labels()).containsEntry("team", "b").containsEntry("stage", "test");
+            assertThat(paddock().list(io.paddock.SandboxQuery.builder().label("stage", "test").build()))
+                    .extracting(io.paddock.SandboxInfo::id).contains(sb.id());
+            assertThatThrownBy(() -> sb.updateLabels(java.util.Map.of("bad key!", "x")))
+                    .isInstanceOf(SandboxException.class).hasMessageContaining("labels");
+        }
+    }
+
     // ---- lifecycle ----
 
     @Test

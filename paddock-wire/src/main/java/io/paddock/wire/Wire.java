@@ -256,6 +256,16 @@ public final class Wire {
         return o;
     }
 
+    /** {@code {"labels": {k: v, …}}}: labels added to a running sandbox. */
+    public static Map<String, String> labelsUpdate(JsonNode json) {
+        ObjectNode o = JsonFields.object(json, "body");
+        onlyFields(o, "a labels update", Set.of("labels"));
+        Map<String, String> labels = stringMap(field(o, "labels").orElseThrow(() -> SandboxException.invalid("labels",
+                "no labels given")), "labels");
+        labels.forEach((k, v) -> io.paddock.internal.Validate.label("labels", k, v));
+        return labels;
+    }
+
     // ---- NetworkPolicy ----
 
     private static final Set<String> NETWORK_FIELDS = Set.of("mode", "allow");

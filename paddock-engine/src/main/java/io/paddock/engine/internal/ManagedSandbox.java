@@ -356,6 +356,15 @@ final class ManagedSandbox implements Sandbox {
     }
 
     @Override
+    public void updateLabels(Map<String, String> labels) {
+        java.util.Objects.requireNonNull(labels, "labels");
+        if (!currentState().isLive()) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + id + " has stopped");
+        }
+        manager.updateLabels(this, labels);
+    }
+
+    @Override
     public void updateNetwork(io.paddock.NetworkPolicy policy) {
         java.util.Objects.requireNonNull(policy, "policy");
         client();

@@ -475,6 +475,19 @@ final class SandboxManager implements AutoCloseable {
         }
     }
 
+    void updateLabels(ManagedSandbox sb, Map<String, String> labels) {
+        synchronized (sb) {
+            SandboxSpec updated = sb.spec().toBuilder().labels(labels).build();
+            sb.spec(updated);
+            try {
+                store.updateSpec(sb.id(), updated);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "cannot record the new labels of " + sb.id()
+                        + " (they hold until a restart): " + e.getMessage());
+            }
+        }
+    }
+
     /** The sandbox's own address and {@code port}: reachable from this host only. */
     java.net.URI portUrl(ManagedSandbox sb, int port) {
         java.net.Inet4Address a = networks.address(sb.id()).orElseThrow(() -> new SandboxException(
