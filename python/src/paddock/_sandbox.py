@@ -145,6 +145,36 @@ class Files:
     def move(self, source: str, target: str) -> None:
         self._sb._client._http.call("POST", self._path("/move"), json={"from": source, "to": target})
 
+    def upload(self, local: str, remote: str) -> None:
+        """Copies a local file or directory tree to ``remote`` (files and directories; links are skipped, never
+        followed)."""
+        import os
+        if os.path.islink(local):
+            return
+        if os.path.isdir(local):
+            if not self.exists(remote):
+                self.mkdir(remote)
+            for name in sorted(os.listdir(local)):
+                self.upload(os.path.join(local, name), remote.rstrip("/") + "/" + name)
+            return
+        with open(local, "rb") as f:
+            self.write(remote, f.read())
+
+    def download(self, remote: str, local: str) -> None:
+        """Copies a file or directory tree of the sandbox to ``local`` (links are not followed or copied)."""
+        import os
+        info = self.stat(remote)
+        if info.type == "DIRECTORY":
+            os.makedirs(local, exist_ok=True)
+            for entry in self.list(remote):
+                name = entry.raw.get("name") or entry.path.rsplit("/", 1)[-1]
+                if name in ("", ".", "..") or "/" in name or entry.type == "SYMLINK":
+                    continue
+                self.download(entry.path, os.path.join(local, name))
+        elif info.type == "FILE":
+            with open(local, "wb") as f:
+                f.write(self.read(remote))
+
 
 class Sandbox:
     """A sandbox of a Paddock daemon. A context manager: leaving the ``with`` block destroys it."""
