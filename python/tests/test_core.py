@@ -88,3 +88,14 @@ def test_volumes_and_codebases(client: paddock.Client) -> None:
     finally:
         client.volumes.remove(vol)
         client.codebases.remove(cb)
+
+
+def test_idle_timeout(client: paddock.Client) -> None:
+    import time
+    sb = client.create(timeout=120, idle_timeout=2)
+    assert sb.exec("echo", "hi").exit_code == 0
+    for _ in range(50):
+        if sb.info().state == "STOPPED":
+            break
+        time.sleep(0.2)
+    assert sb.info().state == "STOPPED" and sb.info().stop_reason == "TIMEOUT"

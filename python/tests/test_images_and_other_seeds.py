@@ -16,7 +16,9 @@ from paddock.compat.buildfunctions import Buildfunctions, BuildfunctionsError, C
 def test_an_image_built_from_steps(client: paddock.Client) -> None:
     image = paddock.Image.debian("bookworm", slim=True).run("echo built > /built.txt").env("MODE", "py")
     name = client.images.build(image)
-    assert client.images.build(image) == name  # the same steps, the same image (the daemon's cache)
+    lines: list[str] = []
+    assert client.images.build(image, on_log=lines.append) == name  # the same steps: the daemon's cache
+    assert lines, "the build streamed no event"
     with client.create(image=name, timeout=60) as sb:
         assert sb.exec("sh", "-c", "cat /built.txt; echo $MODE").stdout_text == "built\npy\n"
 

@@ -57,14 +57,17 @@ class Client:
                env: Mapping[str, str] | None = None, secrets: Mapping[str, str] | None = None,
                labels: Mapping[str, str] | None = None, name: str | None = None, memory: str | int | None = None,
                cpus: float | None = None, pids: int | None = None, disk: str | int | None = None,
-               timeout: float | None = None, on_timeout: str | None = None, workdir: str | None = None,
+               timeout: float | None = None, idle_timeout: float | None = None, on_timeout: str | None = None,
+               workdir: str | None = None,
                runtime: str | None = None, network: str | Mapping[str, Any] | None = None,
                allow_net: Sequence[str] | None = None, ports: Sequence[int] | None = None,
                volumes: Mapping[str, str] | Sequence[Mapping[str, Any]] | None = None,
                codebase: str | None = None, codebase_path: str = "/workspace", preset: str | None = None,
                permissions: Sequence[str] | None = None) -> Sandbox:
         """Creates a sandbox. Sizes are bytes or strings such as ``"512m"``; ``timeout`` is seconds;
-        ``volumes`` maps a volume name to ``"/path"`` or ``"/path:ro"``; ``permissions`` are ``"PATTERN:LEVEL"``."""
+        ``idle_timeout`` (seconds without a command, file operation or code run) applies ``on_timeout``
+        (``"destroy"`` or ``"pause"``) early; ``volumes`` maps a volume name to ``"/path"`` or ``"/path:ro"``;
+        ``permissions`` are ``"PATTERN:LEVEL"``."""
         spec: dict[str, Any] = {}
         if image:
             spec["image"] = image
@@ -82,6 +85,8 @@ class Client:
                 spec[key] = str(value)
         if timeout is not None:
             spec["timeout_ms"] = int(timeout * 1000)
+        if idle_timeout is not None:
+            spec["idle_timeout_ms"] = int(idle_timeout * 1000)
         if network is not None or allow_net:
             if isinstance(network, Mapping):
                 spec["network"] = dict(network)

@@ -33,9 +33,10 @@ class Transport:
         r = self.request(method, path, **kwargs)
         return r.json() if r.content else None
 
-    def stream(self, method: str, path: str, *, params: Any = None, timeout: float | None = None) -> Iterator[bytes]:
+    def stream(self, method: str, path: str, *, params: Any = None, timeout: float | None = None,
+               content: Any = None, headers: dict[str, str] | None = None) -> Iterator[bytes]:
         try:
-            with self._http.stream(method, path, params=params, timeout=timeout) as r:
+            with self._http.stream(method, path, params=params, timeout=timeout, content=content, headers=headers) as r:
                 if r.status_code >= 400:
                     r.read()
                     raise from_body(r.status_code, _json_or_none(r))

@@ -5,7 +5,7 @@ import hashlib
 import io
 import json
 import tarfile
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from ._client import Client
@@ -58,8 +58,9 @@ class Images:
     def __init__(self, client: "Client") -> None:
         self._c = client
 
-    def build(self, image: Image, tag: str | None = None) -> str:
-        """Builds ``image`` on the daemon (RUN steps in sandboxes, cached) and returns its name."""
+    def build(self, image: Image, tag: str | None = None, on_log: "Callable[[str], None] | None" = None) -> str:
+        """Builds ``image`` on the daemon (RUN steps in sandboxes, cached) and returns its name; ``on_log`` gets
+        the build's output lines as they come (the daemon streams them as NDJSON events)."""
         name = tag or f"py/{image.key()}:1"
         buf = io.BytesIO()
         data = json.dumps({"steps": image.steps}).encode()
@@ -67,8 +68,28 @@ class Images:
             info = tarfile.TarInfo("image.json")
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
-        self._c._http.call("POST", "/v1/images/build-spec", params={"tag": name}, content=buf.getvalue(),
-                           headers={"Content-Type": "application/x-tar"}, timeout=3600)
+        if on_log is None:
+            self._c._http.call("POST", "/v1/images/build-spec", params={"tag": name}, content=buf.getvalue(),
+                               headers={"Content-Type": "application/x-tar"}, timeout=3600)
+            return name
+        from ._errors import from_body
+        pending = b""
+        for chunk in self._c._http.stream("POST", "/v1/images/build-spec", params={"tag": name}, timeout=3600,
+                                          content=buf.getvalue(), headers={"Content-Type": "application/x-tar",
+                                                                           "Accept": "application/x-ndjson"}):
+            pending += chunk
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                if not line.strip():
+                    continue
+                event = json.loads(line)
+                kind = event.get("type")
+                if kind == "log":
+                    on_log(str(event.get("line", "")))
+                elif kind == "step":
+                    on_log(f"step {event.get('index', '')}: {event.get('step', event.get('text', ''))}".rstrip())
+                elif kind == "error":
+                    raise from_body(0, event.get("error"))
         return name
 
     def list(self) -> list[dict[str, Any]]:
