@@ -54,7 +54,7 @@ public final class PaddockTools implements AutoCloseable {
         return new Builder(paddock);
     }
 
-    @Tool(name = "run_code", value = "Runs a program in an isolated Linux sandbox (no network) and returns its exit "
+    @Tool(name = "run_code", value = "Runs a program in an isolated Linux sandbox and returns its exit "
             + "status, standard output and standard error; for Python also the value of the last expression. Each run "
             + "is a new process: variables do not carry over, files in /workspace do.")
     public String runCode(@P("the complete source code of the program") String code,
@@ -65,7 +65,7 @@ public final class PaddockTools implements AutoCloseable {
                 .code(given("code", code)).timeout(timeout).build()), maxOutputChars));
     }
 
-    @Tool(name = "run_shell_command", value = "Runs a bash command line in an isolated Linux sandbox (no network) and "
+    @Tool(name = "run_shell_command", value = "Runs a bash command line in an isolated Linux sandbox and "
             + "returns its exit status, standard output and standard error. The shell persists between calls: cd, "
             + "export and background processes carry over. Starts in the working directory (/workspace).")
     public String runShellCommand(@P("the command line, in bash syntax") String command) {
