@@ -9,4 +9,8 @@ rm -rf "$venv" "$root/python/build" "$root/python/src/paddock.egg-info"
 /usr/bin/python3 -m venv --system-site-packages "$venv"
 "$venv/bin/pip" install -q --no-index --no-build-isolation "$root/python"
 cd "$root/python"
-PADDOCK_COMMAND="$root/paddock" "$venv/bin/python" -m pytest -q -p no:cacheprovider tests
+# Every test on both isolation tiers: the private daemon's default tier is runc, then gVisor.
+for tier in runc runsc; do
+  echo "python tests, default tier $tier" >&2
+  PADDOCK_DEFAULT_RUNTIME=$tier PADDOCK_COMMAND="$root/paddock" "$venv/bin/python" -m pytest -q -p no:cacheprovider tests
+done

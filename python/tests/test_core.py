@@ -99,3 +99,17 @@ def test_idle_timeout(client: paddock.Client) -> None:
             break
         time.sleep(0.2)
     assert sb.info().state == "STOPPED" and sb.info().stop_reason == "TIMEOUT"
+
+
+def test_bad_input_is_a_clear_exception(client: paddock.Client) -> None:
+    with pytest.raises(paddock.PermissionDeniedError):
+        paddock.Client(url=client._http.url, token="wrong-token-0123456789").list()
+    with pytest.raises(paddock.UnavailableError) as e:
+        paddock.Client(url="http://127.0.0.1:9", token="t").list()
+    assert "cannot reach" in str(e.value)
+    with client.create(timeout=60) as sb:
+        r = sb.exec("printf", "\\377\\376ok")
+        assert r.stdout == b"\xff\xfeok" and r.stdout_text.endswith("ok")
+        p = sb.start("printf", "\\377\\n")
+        assert list(p.stdout) == [b"\xff\n"]
+        assert p.wait(30).exit_code == 0

@@ -22,8 +22,9 @@ from ._sandbox import Sandbox, SandboxInfo
 
 class Client:
     """A Paddock daemon. ``Client()`` reads ``PADDOCK_URL`` and ``PADDOCK_TOKEN``; with neither set and the
-    ``paddock`` command on the PATH (or ``PADDOCK_COMMAND``), it starts a private local daemon, shared by the
-    clients of this process and stopped when the last one closes. A context manager."""
+    ``paddock`` command on the PATH (or ``PADDOCK_COMMAND``), it starts a private local daemon (on the tier of
+    ``PADDOCK_DEFAULT_RUNTIME`` when set), shared by the clients of this process and stopped when the last one
+    closes. A context manager."""
 
     def __init__(self, url: str | None = None, token: str | None = None) -> None:
         url = url or os.environ.get("PADDOCK_URL")
@@ -196,9 +197,10 @@ class _LocalDaemon:
         self._dir = tempfile.mkdtemp(prefix="paddock-py-")
         env = dict(os.environ, PADDOCK_TOKEN=self.token)
         self._log = open(os.path.join(self._dir, "daemon.log"), "wb")
-        self._proc = subprocess.Popen([command, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir",
-                                       os.path.join(self._dir, "data")], env=env, stdout=self._log,
-                                      stderr=subprocess.STDOUT)
+        argv = [command, "serve", "--listen", f"127.0.0.1:{port}", "--data-dir", os.path.join(self._dir, "data")]
+        if os.environ.get("PADDOCK_DEFAULT_RUNTIME"):
+            argv += ["--default-runtime", os.environ["PADDOCK_DEFAULT_RUNTIME"]]
+        self._proc = subprocess.Popen(argv, env=env, stdout=self._log, stderr=subprocess.STDOUT)
         self._users = 0
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
