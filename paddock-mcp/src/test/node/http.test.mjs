@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { listsTheTools, reportsErrorsClearly, usesASandbox } from './scenario.mjs';
+import { listsTheTools, reportsErrorsClearly, reportsProgressOnLongRuns, usesASandbox } from './scenario.mjs';
 
 const url = process.env.PADDOCK_MCP_URL;
 const token = process.env.PADDOCK_MCP_TOKEN;
@@ -24,6 +24,7 @@ after(async () => { await client?.close(); });
 test('http: lists the tools', { skip }, () => listsTheTools(client));
 test('http: creates, uses and destroys a sandbox', { skip }, () => usesASandbox(client, 'node-http'));
 test('http: reports errors clearly', { skip }, () => reportsErrorsClearly(client));
+test('http: reports progress on long runs', { skip }, () => reportsProgressOnLongRuns(client));
 test('http: refuses a client without the token, or with a wrong one', { skip }, async () => {
   for (const bearer of [undefined, 'wrong-token']) {
     const c = new Client({ name: 'paddock-node-test', version: '1.0.0' });

@@ -78,3 +78,19 @@ export async function reportsErrorsClearly(client) {
   assert.match(text(missing), /sandbox/);
   await assert.rejects(client.callTool({ name: 'no_such_tool', arguments: {} }), /Unknown tool|-32602/);
 }
+
+// A run longer than the client's own timeout finishes: the server reports progress, which resets the timeout.
+export async function reportsProgressOnLongRuns(client) {
+  const created = await client.callTool({ name: 'sandbox_create', arguments: {} });
+  const id = /created sandbox (\S+)/.exec(text(created))[1];
+  try {
+    const ticks = [];
+    const slept = await client.callTool({ name: 'run_command', arguments: { sandbox: id, command: ['sleep', '9'] } },
+      undefined, { timeout: 6000, resetTimeoutOnProgress: true, onprogress: (p) => ticks.push(p) });
+    assert.ok(!slept.isError, text(slept));
+    assert.ok(ticks.length >= 1, 'progress notifications');
+    assert.match(ticks[0].message, /^run_command running for 5 s$/);
+  } finally {
+    await client.callTool({ name: 'sandbox_destroy', arguments: { sandbox: id } });
+  }
+}

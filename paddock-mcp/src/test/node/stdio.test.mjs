@@ -2,7 +2,7 @@
 import { after, before, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { listsTheTools, reportsErrorsClearly, usesASandbox } from './scenario.mjs';
+import { listsTheTools, reportsErrorsClearly, reportsProgressOnLongRuns, usesASandbox } from './scenario.mjs';
 
 const argv = process.env.PADDOCK_MCP_COMMAND && JSON.parse(process.env.PADDOCK_MCP_COMMAND);
 const skip = argv ? false : 'PADDOCK_MCP_COMMAND is not set (McpNodeStdioTest sets it)';
@@ -19,3 +19,4 @@ after(async () => { await client?.close(); });
 test('stdio: lists the tools', { skip }, () => listsTheTools(client));
 test('stdio: creates, uses and destroys a sandbox', { skip }, () => usesASandbox(client, 'node-stdio'));
 test('stdio: reports errors clearly', { skip }, () => reportsErrorsClearly(client));
+test('stdio: reports progress on long runs', { skip }, () => reportsProgressOnLongRuns(client));

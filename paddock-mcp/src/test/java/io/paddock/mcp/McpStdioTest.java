@@ -34,6 +34,7 @@ class McpStdioTest {
     static final LeakCheckExtension LEAKS = new LeakCheckExtension(LocalOptions.DEFAULT_STATE_DIR);
 
     private static McpSyncClient client;
+    private static final List<McpSchema.ProgressNotification> PROGRESS = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     @BeforeAll
     static void start() {
@@ -42,6 +43,7 @@ class McpStdioTest {
                 .args(argv.subList(1, argv.size())).build(), McpJsonDefaults.getMapper());
         transport.setStdErrorHandler(line -> System.err.println("[mcp server] " + line));
         client = McpClient.sync(transport).requestTimeout(Duration.ofMinutes(2)).initializationTimeout(Duration.ofMinutes(1))
+                .progressConsumer(PROGRESS::add)
                 .clientInfo(McpSchema.Implementation.builder("paddock-java-test", "1").build()).build();
         McpSchema.InitializeResult init = client.initialize();
         assertThat(init.serverInfo().name()).isEqualTo("paddock");
@@ -146,6 +148,30 @@ class McpStdioTest {
             CallToolResult unknown = call("run_code", Map.of("sandbox", id, "language", "cobol", "code", "x"));
             assertThat(unknown.isError()).isTrue();
             assertThat(text(unknown)).startsWith("INVALID_ARGUMENT: ").contains("python");
+        } finally {
+            call("sandbox_destroy", Map.of("sandbox", id));
+        }
+    }
+
+    @Test
+    void longRunsReportProgressWhenTheClientAsks() throws InterruptedException {
+        String id = create(Map.of());
+        try {
+            PROGRESS.clear();
+            CallToolResult r = client.callTool(new McpSchema.CallToolRequest("run_command",
+                    Map.of("sandbox", id, "command", List.of("sleep", "6")), Map.of("progressToken", "sleep-6")));
+            assertThat(r.isError()).as(text(r)).isFalse();
+            for (int i = 0; i < 40 && PROGRESS.isEmpty(); i++) {
+                Thread.sleep(50);
+            }
+            assertThat(PROGRESS).isNotEmpty();
+            assertThat(PROGRESS.get(0).progressToken()).isEqualTo("sleep-6");
+            assertThat(PROGRESS.get(0).message()).isEqualTo("run_command running for 5 s");
+            // no token, no progress
+            PROGRESS.clear();
+            assertThat(call("run_command", Map.of("sandbox", id, "command", List.of("sleep", "6"))).isError()).isFalse();
+            Thread.sleep(200);
+            assertThat(PROGRESS).isEmpty();
         } finally {
             call("sandbox_destroy", Map.of("sandbox", id));
         }

@@ -40,6 +40,10 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 
@@ -55,6 +59,7 @@ import java.util.function.Function;
 public final class PaddockTools {
     /** Output a command or code run may return per stream: enough to read, small enough for a model's context. */
     static final ByteSize OUTPUT_LIMIT = ByteSize.kib(256);
+    static final Duration PROGRESS_EVERY = Duration.ofSeconds(5);
     static final Duration DEFAULT_RUN_TIMEOUT = Duration.ofSeconds(30); // within clients' own request timeouts (60 s in the TypeScript SDK)
     static final Duration MAX_RUN_TIMEOUT = Duration.ofHours(1);
     /** Files read_file returns; bigger ones are refused with a hint to read them otherwise. */
@@ -180,6 +185,7 @@ public final class PaddockTools {
                         .idempotentHint(idempotent).openWorldHint(false).build())
                 .build();
         return SyncToolSpecification.builder().tool(tool).callHandler((exchange, request) -> {
+            ScheduledFuture<?> progress = progress(exchange, request.progressToken(), name);
             try {
                 return handler.apply(scopes.apply(exchange), new Args(request.arguments()));
             } catch (SandboxException e) {
@@ -187,8 +193,42 @@ public final class PaddockTools {
             } catch (RuntimeException e) {
                 System.getLogger(PaddockTools.class.getName()).log(System.Logger.Level.WARNING, "tool " + name + " failed", e);
                 return error("INTERNAL: " + name + " failed: " + e);
+            } finally {
+                if (progress != null) {
+                    progress.cancel(false);
+                }
             }
         }).build();
+    }
+
+    /**
+     * When the client asked for progress (a {@code progressToken}), tells it every {@link #PROGRESS_EVERY} that
+     * the call is still running, so that a client that resets its timeout on progress waits for a long run.
+     */
+    private static ScheduledFuture<?> progress(McpSyncServerExchange exchange, Object token, String tool) {
+        if (token == null) {
+            return null;
+        }
+        long start = System.nanoTime();
+        long every = PROGRESS_EVERY.toMillis();
+        return Progress.TIMER.scheduleAtFixedRate(() -> {
+            long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+            try {
+                exchange.progressNotification(new McpSchema.ProgressNotification(token, (double) seconds, null,
+                        tool + " running for " + seconds + " s", null));
+            } catch (RuntimeException e) {
+                // the client is gone; the call ends by itself
+            }
+        }, every, every, TimeUnit.MILLISECONDS);
+    }
+
+    /** One daemon thread for every call's progress ticks (sending one is a short write). */
+    private static final class Progress {
+        static final ScheduledExecutorService TIMER = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "paddock-mcp-progress");
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     // ---- sandboxes ----
