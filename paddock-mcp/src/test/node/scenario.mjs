@@ -55,6 +55,11 @@ export async function usesASandbox(client, label) {
     assert.equal(images[0].mimeType, 'image/png');
     assert.ok(Buffer.from(images[0].data, 'base64').subarray(1, 4).toString() === 'PNG');
 
+    const first = await client.callTool({ name: 'run_code', arguments: { sandbox: id, language: 'python', context: 'nb', code: 'x = 41' } });
+    assert.ok(!first.isError, text(first));
+    const second = await client.callTool({ name: 'run_code', arguments: { sandbox: id, language: 'python', context: 'nb', code: 'x + 1' } });
+    assert.match(text(second), /--- value ---\n42\n/);
+
     const crash = await client.callTool({ name: 'run_code', arguments: { sandbox: id, language: 'python', code: '1/0' } });
     assert.equal(crash.isError, true);
     assert.match(text(crash), /ZeroDivisionError/);

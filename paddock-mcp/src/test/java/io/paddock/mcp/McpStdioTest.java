@@ -145,6 +145,17 @@ class McpStdioTest {
             assertThat(failed.isError()).isTrue();
             assertThat(text(failed)).startsWith("c: compilation failed").contains("nope");
 
+            // a named context keeps its state between calls, as a notebook does
+            assertThat(call("run_code", Map.of("sandbox", id, "language", "python", "context", "nb", "code", "import math\nx = 41")).isError()).isFalse();
+            CallToolResult cell = call("run_code", Map.of("sandbox", id, "language", "python", "context", "nb", "code", "math.floor(x + 1.5)"));
+            assertThat(cell.isError()).as(text(cell)).isFalse();
+            assertThat(text(cell)).contains("--- value ---\n42\n");
+            assertThat(text(call("run_code", Map.of("sandbox", id, "language", "bash", "context", "nb", "code", "echo"))))
+                    .startsWith("INVALID_ARGUMENT: language: context 'nb' runs python");
+            CallToolResult fresh = call("run_code", Map.of("sandbox", id, "language", "python", "code", "print(x)"));
+            assertThat(fresh.isError()).isTrue();
+            assertThat(text(fresh)).contains("NameError");
+
             CallToolResult unknown = call("run_code", Map.of("sandbox", id, "language", "cobol", "code", "x"));
             assertThat(unknown.isError()).isTrue();
             assertThat(text(unknown)).startsWith("INVALID_ARGUMENT: ").contains("python");

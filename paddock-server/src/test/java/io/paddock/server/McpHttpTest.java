@@ -95,6 +95,17 @@ class McpHttpTest {
 
             assertThat(text(call(alice, "run_command", Map.of("sandbox", "web", "command", List.of("echo", "mine")))))
                     .contains("mine");
+            // a context made over MCP is the daemon's, the one the REST API lists (and ends with the sandbox)
+            assertThat(call(alice, "run_code", Map.of("sandbox", "web", "language", "python", "context", "nb", "code", "y = 6")).isError())
+                    .isFalse();
+            assertThat(text(call(alice, "run_code", Map.of("sandbox", id, "language", "python", "context", "nb", "code", "y * 7"))))
+                    .contains("--- value ---\n42\n");
+            HttpResponse<String> contexts = f.send(HttpRequest.newBuilder(f.uri("/v1/sandboxes/" + id + "/code/contexts"))
+                    .header("Authorization", "Bearer " + ALICE).build());
+            assertThat(contexts.statusCode()).isEqualTo(200);
+            assertThat(contexts.body()).contains("\"nb\"");
+            assertThat(text(call(bob, "run_code", Map.of("sandbox", id, "language", "python", "context", "nb", "code", "y"))))
+                    .startsWith("NOT_FOUND: ");
             // bob: as unknown as a missing sandbox, by id and by name, for every tool; his list is empty
             for (String ref : List.of(id, "web")) {
                 CallToolResult r = call(bob, "run_command", Map.of("sandbox", ref, "command", List.of("true")));

@@ -72,13 +72,15 @@ public final class McpServers {
                 return n;
             }
         };
-        Scope scope = Scope.of(paddock);
-        StdioServerTransportProvider transport = new StdioServerTransportProvider(json(), watched, out);
-        McpSyncServer server = configure(McpServer.sync(transport), version, exchange -> scope);
-        try {
-            eof.await();
-        } finally {
-            server.closeGracefully();
+        try (Interpreters interpreters = new Interpreters()) {
+            Scope scope = Scope.of(paddock, interpreters);
+            StdioServerTransportProvider transport = new StdioServerTransportProvider(json(), watched, out);
+            McpSyncServer server = configure(McpServer.sync(transport), version, exchange -> scope);
+            try {
+                eof.await();
+            } finally {
+                server.closeGracefully();
+            }
         }
     }
 

@@ -23,7 +23,9 @@ import io.paddock.SandboxQuery;
 import io.paddock.SandboxSpec;
 import io.paddock.SandboxState;
 import io.paddock.code.Artifact;
+import io.paddock.code.CodeContext;
 import io.paddock.code.CodeInterpreter;
+import io.paddock.code.CodeListener;
 import io.paddock.code.CodeRequest;
 import io.paddock.code.CodeResult;
 import io.paddock.code.Plot;
@@ -40,6 +42,7 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -138,12 +141,13 @@ public final class PaddockTools {
                                 + " as the sandbox's image has them; compiled languages are compiled first) and returns"
                                 + " its output, the value of a Python snippet's last expression, and its matplotlib plots"
                                 + " as PNG images. Files written under $PADDOCK_ARTIFACTS_DIR come back too (images"
-                                + " inline). Each call is a fresh process: no state is kept between calls.",
+                                + " inline). Each call is a fresh process, unless it names a context, whose state persists between calls.",
                         """
                         {"type": "object", "required": ["sandbox", "language", "code"], "properties": {
                           "sandbox": {"type": "string", "description": "The sandbox's id or name"},
                           "language": {"type": "string", "description": "python, javascript, bash, java, c, cpp, perl, go, ruby or r"},
                           "code": {"type": "string", "description": "The source code"},
+                          "context": {"type": "string", "description": "A stateful context's name: variables, imports and definitions persist between calls with the same name, as in a notebook (created on first use; python, javascript, bash and r have contexts)"},
                           "timeout_seconds": {"type": "number", "exclusiveMinimum": 0, "description": "Default 30, at most 3600"}
                         }}
                         """, false, false, this::runCode),
@@ -287,13 +291,15 @@ public final class PaddockTools {
 
     private CallToolResult runCode(Scope scope, Args args) {
         Sandbox sb = find(scope, args);
-        CodeRequest request = CodeRequest.builder().language(args.string("language")).code(args.string("code"))
+        String language = args.string("language");
+        Optional<String> contextName = args.optString("context");
+        CodeRequest.Builder request = CodeRequest.builder().code(args.string("code"))
                 .timeout(args.optSeconds("timeout_seconds", MAX_RUN_TIMEOUT).orElse(DEFAULT_RUN_TIMEOUT))
-                .outputLimit(OUTPUT_LIMIT).plotFormat(PlotFormat.PNG).artifactContent(true).build();
-        CodeResult r;
-        try (CodeInterpreter code = CodeInterpreter.of(sb)) {
-            r = code.run(request);
-        }
+                .outputLimit(OUTPUT_LIMIT).plotFormat(PlotFormat.PNG).artifactContent(true);
+        CodeInterpreter code = scope.code().apply(sb); // the scope's: kept, never closed here
+        CodeResult r = contextName.isPresent()
+                ? context(code, contextName.get(), language).run(request.build(), CodeListener.NONE)
+                : code.run(request.language(language).build(), CodeListener.NONE);
         StringBuilder text = new StringBuilder(r.language()).append(": ");
         text.append(r.step() == CodeResult.Step.COMPILE ? "compilation failed: " : "").append(status(r.status()));
         section(text, "stdout", r.stdout(), r.status().stdoutTruncated());
@@ -321,6 +327,30 @@ public final class PaddockTools {
             }
         }
         return result(text.toString(), images, !r.success());
+    }
+
+    /** The named context, created in {@code language} on first use; a context of another language is refused. */
+    private static CodeContext context(CodeInterpreter code, String name, String language) {
+        CodeContext c;
+        try {
+            c = code.context(name);
+        } catch (SandboxException e) {
+            if (e.code() != ErrorCode.NOT_FOUND) {
+                throw e;
+            }
+            try {
+                return code.createContext(language, name);
+            } catch (SandboxException raced) {
+                if (raced.code() != ErrorCode.ALREADY_EXISTS) {
+                    throw raced;
+                }
+                c = code.context(name);
+            }
+        }
+        if (!code.languages().get(language).name().equals(c.language())) {
+            throw SandboxException.invalid("language", "context '" + name + "' runs " + c.language() + ", not " + language);
+        }
+        return c;
     }
 
     private static String status(ExitStatus s) {

@@ -3,28 +3,37 @@ package io.paddock.mcp.internal;
 import io.paddock.Paddock;
 import io.paddock.Sandbox;
 import io.paddock.SandboxInfo;
+import io.paddock.code.CodeInterpreter;
 
 import java.util.Objects;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 
 /**
  * What one tool call may reach: a {@link Paddock} (the whole engine, a remote daemon, or the daemon as one
- * tenant sees it), how a sandbox is shown to the caller, and how it is destroyed. Immutable.
+ * tenant sees it), how a sandbox is shown to the caller, how it is destroyed, and whose code interpreter
+ * keeps its code contexts. Immutable.
  *
  * @param paddock the sandboxes this caller may create, find and list
  * @param view    a sandbox's description as the caller sees it (a tenant's own name, no reserved label)
- * @param destroy destroys a sandbox (the daemon ends its code contexts first)
+ * @param destroy destroys a sandbox, ending its code contexts first
+ * @param code    the sandbox's interpreter, kept (and closed) by the scope's owner: the tools never close it
  */
-public record Scope(Paddock paddock, UnaryOperator<SandboxInfo> view, Consumer<Sandbox> destroy) {
+public record Scope(Paddock paddock, UnaryOperator<SandboxInfo> view, Consumer<Sandbox> destroy,
+                    Function<Sandbox, CodeInterpreter> code) {
     public Scope {
         Objects.requireNonNull(paddock, "paddock");
         Objects.requireNonNull(view, "view");
         Objects.requireNonNull(destroy, "destroy");
+        Objects.requireNonNull(code, "code");
     }
 
-    /** The whole of {@code paddock}, shown as it is. */
-    public static Scope of(Paddock paddock) {
-        return new Scope(paddock, UnaryOperator.identity(), Sandbox::destroy);
+    /** The whole of {@code paddock}, shown as it is, with code contexts kept in {@code interpreters}. */
+    public static Scope of(Paddock paddock, Interpreters interpreters) {
+        return new Scope(paddock, UnaryOperator.identity(), sb -> {
+            interpreters.release(sb.id());
+            sb.destroy();
+        }, interpreters::get);
     }
 }

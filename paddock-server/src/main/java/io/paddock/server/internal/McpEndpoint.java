@@ -141,7 +141,7 @@ public final class McpEndpoint extends Handler.Wrapper {
             request.setAttribute(SCOPE, new Scope(new TenantPaddock(tenancy, caller), info -> tenancy.view(caller, info), sb -> {
                 code.release(sb.id()); // its code contexts and shells end first, as on DELETE /v1/sandboxes/{id}
                 sb.destroy();
-            }));
+            }, code::interpreter)); // the REST API's interpreter: a context made over MCP is listed there too
             chain.doFilter(req, res);
             if (session == null) {
                 String opened = response.getHeader(SESSION_HEADER); // an initialize answers synchronously, with its id
