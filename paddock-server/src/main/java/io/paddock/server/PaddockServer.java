@@ -34,7 +34,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Supplier;
 
 /**
- * The Paddock HTTP daemon: the API of {@code openapi.json} over a {@link Paddock}. A thin translation
+ * The Paddock HTTP daemon: the API of {@code openapi.json} over a {@link Paddock}, and Paddock's MCP tools at
+ * {@code /mcp} (streamable HTTP, the same tokens; docs/COMPAT.md). A thin translation
  * layer; every limit of {@link ServerOptions} is enforced here, every sandbox rule by the engine.
  *
  * <pre>{@code

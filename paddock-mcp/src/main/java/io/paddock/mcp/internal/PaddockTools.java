@@ -185,7 +185,7 @@ public final class PaddockTools {
                                        boolean idempotent, BiFunction<Scope, Args, CallToolResult> handler) {
         McpSchema.Tool tool = McpSchema.Tool.builder(name, json, schema).title(title).description(description)
                 .annotations(McpSchema.ToolAnnotations.builder().title(title).readOnlyHint(readOnly)
-                        .destructiveHint(!readOnly && name.equals("sandbox_destroy"))
+                        .destructiveHint(!readOnly && !name.equals("sandbox_create")) // commands and writes may overwrite files
                         .idempotentHint(idempotent).openWorldHint(false).build())
                 .build();
         return SyncToolSpecification.builder().tool(tool).callHandler((exchange, request) -> {
