@@ -3,7 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox } from '@e2b/code-interpreter'
-import { meta, rejectsWith, runtimes } from './helpers.mjs'
+import { meta, rejectsWith, runtimes } from '../helpers.mjs'
 
 for (const runtime of runtimes) {
   test(`runCode on ${runtime}`, async () => {

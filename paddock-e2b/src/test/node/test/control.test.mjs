@@ -3,12 +3,12 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox } from 'e2b'
-import { meta, rejectsWith, runId, otherKey } from './helpers.mjs'
+import { meta, rejectsWith, runId, otherKey } from '../helpers.mjs'
 
 test('create, getInfo, connect, list by metadata, setTimeout, kill', async () => {
   const sbx = await Sandbox.create({ timeoutMs: 120_000, metadata: meta('runc', { owner: 'alice' }), envs: { GREETING: 'hi' } })
   try {
-    assert.match(sbx.sandboxId, /^[0-9a-f]{32}$/)
+    assert.match(sbx.sandboxId, /^sb-[a-z0-9]+$/)
     assert.equal(await sbx.isRunning(), true)
     const info = await sbx.getInfo()
     assert.equal(info.sandboxId, sbx.sandboxId)

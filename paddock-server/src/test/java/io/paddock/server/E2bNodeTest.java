@@ -80,14 +80,19 @@ class E2bNodeTest {
         if (onPath("runsc")) {
             tiers.add("runsc");
         }
-        Result r = run(List.of("node", "--test", "--test-reporter=spec"), Map.of(
+        List<String> argv = new ArrayList<>(List.of("node", "--test", "--test-reporter=spec", "--test-force-exit", "--test-timeout=120000"));
+        String only = System.getProperty("e2b.node.tests", "");
+        if (!only.isBlank()) { // -De2b.node.tests=test/files.test.mjs,... runs only those suites
+            argv.addAll(List.of(only.split(",")));
+        }
+        Result r = run(argv, Map.of(
                 "E2B_API_URL", url, "E2B_SANDBOX_URL", url, "E2B_API_KEY", alice,
                 "PADDOCK_E2B_OTHER_KEY", bob, "PADDOCK_E2B_RUNTIMES", String.join(",", tiers),
                 "PADDOCK_E2B_MAX_UPLOAD", Long.toString(MAX_UPLOAD)), 240);
-        System.out.println(r.output);
         if (r.exit != 0) {
             fail("node --test failed (exit " + r.exit + ") against " + url + ":\n" + r.output);
         }
+        System.out.println(r.output);
     }
 
     /** npm ci, unless node_modules was installed from this very lockfile. */

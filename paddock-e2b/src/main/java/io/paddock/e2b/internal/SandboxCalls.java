@@ -227,7 +227,7 @@ final class SandboxCalls {
                     if (target == null || target.isEmpty()) {
                         throw new E2bError(400, "a file part has no file name and no path was given");
                     }
-                    try (InputStream in = Content.Source.asInputStream(part.newContentSource())) {
+                    try (InputStream in = Content.Source.asInputStream(part.createContentSource())) {
                         write(sb, target, in);
                     }
                     written.add(entry(target));
