@@ -50,7 +50,8 @@ import io.paddock.envd.internal.proto.ProcessProto.StartResponse;
 import io.paddock.envd.internal.proto.ProcessProto.UpdateRequest;
 import io.paddock.testkit.LeakCheckExtension;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -83,7 +84,6 @@ abstract class EnvdContractTest {
 
     static void startTier(String runtime) {
         paddock = Paddock.local();
-        sb = create(runtime);
         envd = new Envd();
     }
 
@@ -92,12 +92,22 @@ abstract class EnvdContractTest {
                 .timeout(Duration.ofMinutes(10)).build());
     }
 
-    @AfterAll
-    static void stop() {
+    /** A sandbox per test: gVisor's host processes grow with use, so a shared one would read as a leak. */
+    @BeforeEach
+    void createSandbox() {
+        sb = create(runtime());
+    }
+
+    @AfterEach
+    void destroySandbox() {
         if (sb != null) {
             sb.destroy();
             sb = null;
         }
+    }
+
+    @AfterAll
+    static void stop() {
         if (paddock != null) {
             paddock.close();
             paddock = null;
