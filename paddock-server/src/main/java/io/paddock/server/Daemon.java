@@ -141,6 +141,9 @@ public final class Daemon {
 
     /** Fails early with a clear message, before the engine starts, when the address is taken. */
     private static void checkPortFree(DaemonOptions o) {
+        if (o.e2bListen().isPresent()) {
+            checkPortFree(DaemonOptions.builder().listen(o.e2bListen().get()).build());
+        }
         if (o.port() == 0) {
             return;
         }
