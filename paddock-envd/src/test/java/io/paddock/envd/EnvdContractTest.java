@@ -47,6 +47,8 @@ import io.paddock.envd.internal.proto.ProcessProto.SendSignalResponse;
 import io.paddock.envd.internal.proto.ProcessProto.Signal;
 import io.paddock.envd.internal.proto.ProcessProto.StartRequest;
 import io.paddock.envd.internal.proto.ProcessProto.StartResponse;
+import io.paddock.envd.internal.proto.ProcessProto.StreamInputRequest;
+import io.paddock.envd.internal.proto.ProcessProto.StreamInputResponse;
 import io.paddock.envd.internal.proto.ProcessProto.UpdateRequest;
 import io.paddock.testkit.LeakCheckExtension;
 import org.junit.jupiter.api.AfterAll;
@@ -261,6 +263,34 @@ abstract class EnvdContractTest {
         String gone = c.stream(PROCESS + "Connect", ConnectRequest.newBuilder().setProcess(pid(pid)).build(), Map.of())
                 .end(WAIT);
         assertThat(gone).contains("\"not_found\"").contains("pid " + pid);
+    }
+
+    @ParameterizedTest
+    @EnumSource(ConnectClient.Codec.class)
+    void streamInputWritesItsEnvelopesInOrder(ConnectClient.Codec codec) {
+        ConnectClient c = client(codec);
+        ConnectClient.Stream s = c.stream(PROCESS + "Start", StartRequest.newBuilder()
+                .setProcess(ProcessConfig.newBuilder().setCmd("cat")).build(), Map.of());
+        int pid = startEvent(s);
+        java.io.ByteArrayOutputStream body = new java.io.ByteArrayOutputStream();
+        body.writeBytes(ConnectClient.envelope(0, c.encode(StreamInputRequest.newBuilder().setStart(
+                StreamInputRequest.StartEvent.newBuilder().setProcess(pid(pid))).build())));
+        for (String line : List.of("one\n", "two\n")) {
+            body.writeBytes(ConnectClient.envelope(0, c.encode(StreamInputRequest.newBuilder().setData(
+                    StreamInputRequest.DataEvent.newBuilder().setInput(ProcessInput.newBuilder()
+                            .setStdin(ByteString.copyFromUtf8(line)))).build())));
+        }
+        ConnectClient.Stream in = c.streamRaw(PROCESS + "StreamInput", body.toByteArray(), Map.of());
+        assertThat(in.next(StreamInputResponse.getDefaultInstance(), WAIT)).isNotNull();
+        assertThat(in.end(WAIT)).isEqualTo("{}");
+        StringBuilder seen = new StringBuilder();
+        while (seen.length() < "one\ntwo\n".length()) {
+            seen.append(nextData(s, true));
+        }
+        assertThat(seen.toString()).isEqualTo("one\ntwo\n");
+        c.unary(PROCESS + "SendSignal", SendSignalRequest.newBuilder().setProcess(pid(pid)).setSignal(Signal.SIGNAL_SIGKILL)
+                .build(), SendSignalResponse.getDefaultInstance());
+        assertThat(drain(s, true).end().getStatus()).isEqualTo("signal: killed");
     }
 
     @ParameterizedTest
