@@ -53,6 +53,18 @@ for (const runtime of runtimes) {
       assert.equal(js.text, '42')
 
       await rejectsWith(() => sbx.runCode('1', { context: ctx, language: 'python' }), ['InvalidArgumentError'], assert)
+
+      const env = await sbx.runCode('import os\nos.environ.get("E2B_TEST_VAR")', { envs: { E2B_TEST_VAR: 'from-envs' } })
+      assert.equal(env.text, 'from-envs', 'envs reach the cell')
+
+      const bash = await sbx.runCode('echo "$((6 * 7))"', { language: 'bash' })
+      assert.equal(bash.error, undefined)
+      assert.equal(bash.logs.stdout.join(''), '42\n', 'a language without contexts runs once')
+
+      const cwd = await sbx.createCodeContext({ language: 'python', cwd: '/tmp' })
+      assert.equal(cwd.cwd, '/tmp')
+      assert.equal((await sbx.runCode('import os\nos.getcwd()', { context: cwd })).text, '/tmp')
+      await rejectsWith(() => sbx.createCodeContext({ language: 'python', cwd: '/no/such/dir' }), ['SandboxError'], assert)
     } finally {
       await sbx.kill()
     }

@@ -206,15 +206,30 @@ final class CodeCalls {
             callback.succeeded();
             return;
         }
-        CodeRequest.Builder cell = CodeRequest.builder().code(codeNode.asText()).env(env);
+        CodeRequest.Builder cell = CodeRequest.builder().code(codeNode.asText());
         if (ctx == null) {
-            cell.language(lang.name());
+            cell.language(lang.name()).env(env);
         }
         CodeRequest req = cell.build();
+        // A context keeps the environment it started with; E2B's envs hold for one cell, so they are set
+        // before it and put back after it, in the kernel itself.
+        String[] envCells = ctx == null || env.isEmpty() ? null : envCells(ctx.language(), env);
+        if (env.size() > 0 && ctx != null && envCells == null) {
+            throw new E2bError(400, "envs: not supported in a " + ctx.language() + " context");
+        }
         Lines out = start(request, response);
         CodeResult result;
         try {
-            result = ctx != null ? ctx.run(req, out) : interpreter.run(req, out);
+            if (envCells != null) {
+                ctx.run(envCells[0]);
+            }
+            try {
+                result = ctx != null ? ctx.run(req, out) : interpreter.run(req, out);
+            } finally {
+                if (envCells != null) {
+                    ctx.run(envCells[1]);
+                }
+            }
         } catch (SandboxException e) {
             out.error(e.code() == ErrorCode.DEADLINE_EXCEEDED ? "TimeoutError" : "PaddockError", e.getMessage(), "");
             out.end(ctx == null ? 0 : safeCells(ctx));
@@ -231,6 +246,31 @@ final class CodeCalls {
         }
         out.end(ctx == null ? 1 : safeCells(ctx));
         callback.succeeded();
+    }
+
+    /** The cells that set {@code env} in a context and put the previous values back; null for other languages. */
+    private static String[] envCells(String language, Map<String, String> env) {
+        ObjectNode o = Wire.object();
+        env.forEach(o::put);
+        String vars = o.toString();
+        return switch (language) {
+            case "python" -> new String[] {
+                    "import os as __e2b_os, json as __e2b_json\n__e2b_env = __e2b_json.loads(" + quote(vars) + ")\n"
+                            + "__e2b_saved = {k: __e2b_os.environ.get(k) for k in __e2b_env}\n__e2b_os.environ.update(__e2b_env)",
+                    "for __e2b_k, __e2b_v in __e2b_saved.items():\n"
+                            + "    __e2b_os.environ.pop(__e2b_k, None) if __e2b_v is None else __e2b_os.environ.__setitem__(__e2b_k, __e2b_v)\n"
+                            + "del __e2b_os, __e2b_json, __e2b_env, __e2b_saved"};
+            case "javascript" -> new String[] {
+                    "globalThis.__e2b_env = " + vars + "; globalThis.__e2b_saved = {}; for (const k of Object.keys(__e2b_env))"
+                            + " { __e2b_saved[k] = process.env[k]; process.env[k] = __e2b_env[k]; }",
+                    "for (const k of Object.keys(__e2b_saved)) { if (__e2b_saved[k] === undefined) delete process.env[k];"
+                            + " else process.env[k] = __e2b_saved[k]; } delete globalThis.__e2b_env; delete globalThis.__e2b_saved;"};
+            default -> null;
+        };
+    }
+
+    private static String quote(String s) {
+        return Wire.JSON.getNodeFactory().textNode(s).toString();
     }
 
     private static long safeCells(CodeContext ctx) {
