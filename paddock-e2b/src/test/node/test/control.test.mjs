@@ -3,7 +3,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { Sandbox } from 'e2b'
-import { meta, rejectsWith, runId, otherKey } from '../helpers.mjs'
+import { meta, rejectsWith, runId, otherKey, runtimes } from '../helpers.mjs'
 
 test('create, getInfo, connect, list by metadata, setTimeout, kill', async () => {
   const sbx = await Sandbox.create({ timeoutMs: 120_000, metadata: meta('runc', { owner: 'alice' }), envs: { GREETING: 'hi' } })
@@ -69,3 +69,23 @@ test('a tenant sees only its own sandboxes', { skip: !otherKey }, async () => {
     await sbx.kill()
   }
 })
+
+for (const runtime of runtimes) {
+  test(`pause, and connect resumes, on ${runtime}`, async () => {
+    const sbx = await Sandbox.create({ timeoutMs: 120_000, metadata: meta(runtime) })
+    try {
+      await sbx.files.write('/workspace/kept.txt', 'kept')
+      assert.equal(await sbx.pause(), true)
+      assert.equal((await sbx.getInfo()).state, 'paused')
+      assert.equal(await sbx.isRunning(), false)
+      assert.equal(await sbx.pause(), false, 'pausing a paused sandbox answers 409: false')
+      const paused = await Sandbox.list({ query: { metadata: { suite: runId }, state: ['paused'] } }).nextItems()
+      assert.ok(paused.some((s) => s.sandboxId === sbx.sandboxId))
+      const resumed = await Sandbox.connect(sbx.sandboxId)
+      assert.equal((await resumed.getInfo()).state, 'running')
+      assert.equal(await resumed.files.read('/workspace/kept.txt'), 'kept')
+    } finally {
+      await sbx.kill()
+    }
+  })
+}
