@@ -52,6 +52,11 @@ import java.util.function.Function;
 public final class ProcessService {
     /** A Start's stream outlives its deadline by this much at most, while the init kills the command's tree. */
     private static final Duration END_GRACE = Duration.ofSeconds(10);
+    /**
+     * The most processes started through envd that a sandbox runs at once (each holds two daemon threads reading its
+     * output); the sandbox's own {@code pids} limit bounds what they start in turn.
+     */
+    public static final int MAX_PROCESSES = 256;
 
     private final Tables tables;
     private final ExecutorService pumps;
@@ -117,10 +122,18 @@ public final class ProcessService {
         ProcessEntry entry = new ProcessEntry(pid, exec, cfg, r.hasTag() ? Optional.of(r.getTag()) : Optional.empty(),
                 stdin, c.timeout() != null);
         ProcessEntry.Subscriber sub = entry.subscribe();
-        Boolean added = tables.with(c.sandbox(), t -> t.processes.putIfAbsent(pid, entry) == null);
-        if (!added) {
+        String refused = tables.with(c.sandbox(), t -> {
+            if (t.processes.size() >= MAX_PROCESSES) {
+                return "this sandbox already runs " + MAX_PROCESSES + " processes started through envd; wait for some "
+                        + "to end or kill them";
+            }
+            return t.processes.putIfAbsent(pid, entry) == null ? null : "exec id " + pid + " is already in use";
+        });
+        if (refused != null) {
+            exec.kill();
             exec.close();
-            throw new ConnectException(ConnectCode.INTERNAL, "exec id " + pid + " is already in use in this sandbox");
+            throw new ConnectException(refused.startsWith("exec id") ? ConnectCode.INTERNAL : ConnectCode.RESOURCE_EXHAUSTED,
+                    refused);
         }
         AtomicInteger open = new AtomicInteger(2);
         pumps.execute(() -> pump(c, entry, exec.stdout(), false, open));
@@ -299,7 +312,11 @@ public final class ProcessService {
         }
         tables.removeProcess(c.sandbox().id(), entry.pid, entry);
         entry.broadcast(last);
-        entry.exec.close();
+        try {
+            entry.exec.close();
+        } catch (RuntimeException e) {
+            // it has ended; nothing is left to release that its sandbox does not release
+        }
     }
 
     /** envd's end event: Go's {@code ProcessState} wording ({@code exit status 1}, {@code signal: killed}). */
