@@ -35,7 +35,6 @@ import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * E2B's code interpreter (port 49999) over paddock-code: {@code POST /execute} answers a stream of JSON lines
@@ -48,8 +47,6 @@ import java.util.concurrent.ConcurrentHashMap;
 final class CodeCalls {
     private static final String DEFAULT_PREFIX = "e2b-default-";
     private final CodeState state;
-    /** The cwd each context was created with (E2B reports it). */
-    private final Map<String, String> cwds = new ConcurrentHashMap<>();
     private final long maxJsonBytes;
 
     CodeCalls(CodeState state, E2bOptions options) {
@@ -92,7 +89,6 @@ final class CodeCalls {
             if (!id.isEmpty() && !id.contains("/")) {
                 if ("DELETE".equals(method) && !restart) {
                     context(sb, id).close();
-                    cwds.remove(id);
                     Http.json(response, callback, 200, Wire.JSON.getNodeFactory().nullNode());
                     return;
                 }
@@ -136,9 +132,9 @@ final class CodeCalls {
             chdir(ctx, lang, cwd);
         }
         if (cwd != null) {
-            cwds.put(ctx.id(), cwd);
+            state.setCwd(sb.id(), ctx.id(), cwd);
         }
-        Http.json(response, callback, 200, contextJson(ctx.info()));
+        Http.json(response, callback, 200, contextJson(sb, ctx.info()));
     }
 
     /** Moves a new context into {@code cwd}; on failure the context is removed and the call answers 400. */
@@ -163,16 +159,16 @@ final class CodeCalls {
     private void listContexts(Sandbox sb, Response response, Callback callback) {
         ArrayNode a = Wire.JSON.createArrayNode();
         for (ContextInfo info : state.interpreter(sb).contexts()) {
-            a.add(contextJson(info));
+            a.add(contextJson(sb, info));
         }
         Http.json(response, callback, 200, a);
     }
 
-    private ObjectNode contextJson(ContextInfo info) {
+    private ObjectNode contextJson(Sandbox sb, ContextInfo info) {
         ObjectNode o = Wire.object();
         o.put("id", info.id());
         o.put("language", info.language());
-        o.put("cwd", cwds.getOrDefault(info.id(), io.paddock.SandboxSpec.DEFAULT_WORKDIR));
+        o.put("cwd", state.cwd(sb.id(), info.id(), io.paddock.SandboxSpec.DEFAULT_WORKDIR));
         return o;
     }
 

@@ -27,8 +27,21 @@ public final class CodeState implements AutoCloseable {
 
     // @GuardedBy("this")
     private final Map<SandboxId, SandboxCodeInterpreter> interpreters = new HashMap<>();
+    /** The cwd each context was created with, per sandbox (E2B reports it); forgotten with the sandbox. */
+    // @GuardedBy("this")
+    private final Map<SandboxId, Map<String, String>> cwds = new HashMap<>();
     // @GuardedBy("this")
     private boolean closed;
+
+    synchronized void setCwd(SandboxId sandbox, String context, String cwd) {
+        if (interpreters.containsKey(sandbox)) {
+            cwds.computeIfAbsent(sandbox, k -> new HashMap<>()).put(context, cwd);
+        }
+    }
+
+    synchronized String cwd(SandboxId sandbox, String context, String otherwise) {
+        return cwds.getOrDefault(sandbox, Map.of()).getOrDefault(context, otherwise);
+    }
 
     /** The sandbox's interpreter (the sandbox is running: the caller checked). */
     CodeInterpreter interpreter(Sandbox sandbox) {
@@ -70,6 +83,7 @@ public final class CodeState implements AutoCloseable {
         SandboxCodeInterpreter i;
         synchronized (this) {
             i = interpreters.remove(id);
+            cwds.remove(id);
         }
         if (i != null) {
             i.close();
@@ -83,6 +97,7 @@ public final class CodeState implements AutoCloseable {
             closed = true;
             all = new ArrayList<>(interpreters.values());
             interpreters.clear();
+            cwds.clear();
         }
         all.forEach(SandboxCodeInterpreter::close);
     }
