@@ -17,8 +17,9 @@ for (const runtime of runtimes) {
       assert.deepEqual(first.logs.stdout.join(''), 'hello\n')
       assert.equal(out.join(''), 'hello\n')
 
-      const second = await sbx.runCode('x + 1')
+      const second = await sbx.runCode('x + 1', { onResult: (r) => results.push(r) })
       assert.equal(second.text, '42', 'state is kept in the default python context')
+      assert.deepEqual(results.map((r) => [r.text, r.isMainResult]), [['42', true]], 'onResult saw the value')
       assert.ok(second.executionCount >= 2)
 
       const json = await sbx.runCode('{"a": 1, "b": [1, 2]}')
