@@ -55,6 +55,10 @@ if [[ $mode == test ]]; then
     || missing_pkgs+=(busybox-static)
   [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 || missing_pkgs+=(python3-matplotlib)
   [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing_pkgs+=(python3-pip)
+  # The Python SDK (python/): its dependencies and its tests come from Debian's packages, not PyPI.
+  for m in httpx:python3-httpx websockets:python3-websockets pytest:python3-pytest venv:python3-venv; do
+    [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c "import ${m%%:*}" >/dev/null 2>&1 || missing_pkgs+=("${m#*:}")
+  done
 fi
 
 if ((${#missing_pkgs[@]})); then

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs Paddock's whole test suite: unit, contract and attack tests against real runc, as root.
+# Runs Paddock's whole test suite: unit, contract and attack tests against real runc and runsc, then the
+# Python SDK's tests, as root.
 # Installs what is missing when run as root (Debian/Ubuntu), and says what to do otherwise.
 set -euo pipefail
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
@@ -7,4 +8,6 @@ cd "$root"
 scripts/prereqs.sh test
 # A canary in the engine's environment: the attack tests check it never reaches a sandbox (ATTACKS.md A49).
 export PADDOCK_TEST_CANARY="canary-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-exec mvn -B -Dstyle.color=never verify "$@"
+mvn -B -Dstyle.color=never verify "$@"
+# The Python SDK, as a user installs and runs it.
+scripts/test-python.sh

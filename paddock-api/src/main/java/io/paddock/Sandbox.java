@@ -50,6 +50,17 @@ public interface Sandbox extends AutoCloseable {
     void updateNetwork(NetworkPolicy policy);
 
     /**
+     * Adds {@code labels} to the sandbox's, replacing the values of keys it has; its other labels stay. Lists
+     * filter on them at once, and they outlive a daemon restart.
+     *
+     * @throws SandboxException INVALID_ARGUMENT for a bad label (or more than 64 in all); FAILED_PRECONDITION when
+     *                          the sandbox stopped
+     */
+    default void updateLabels(java.util.Map<String, String> labels) {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this Sandbox implementation cannot change labels");
+    }
+
+    /**
      * Where {@code port} (one of {@link SandboxSpec#ports()}) is served. Embedded: the sandbox's own address,
      * reachable from this host only. Remote: a daemon URL carrying a signed token bound to this sandbox and
      * port, which works without headers (for a browser) and dies with the sandbox.

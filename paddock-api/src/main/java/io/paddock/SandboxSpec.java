@@ -63,6 +63,7 @@ public final class SandboxSpec {
     private final Duration timeout;
     private final String runtime;
     private final TimeoutAction onTimeout;
+    private final Duration idleTimeout;
 
     private SandboxSpec(Builder b) {
         this.image = b.image;
@@ -83,6 +84,7 @@ public final class SandboxSpec {
         this.codebase = b.codebase;
         this.volumes = List.copyOf(b.volumes);
         this.timeout = b.timeout;
+        this.idleTimeout = b.idleTimeout;
         this.runtime = b.runtime;
         this.onTimeout = b.onTimeout;
     }
@@ -111,6 +113,7 @@ public final class SandboxSpec {
         b.codebase = codebase;
         b.volumes.addAll(volumes);
         b.timeout = timeout;
+        b.idleTimeout = idleTimeout;
         b.runtime = runtime;
         b.onTimeout = onTimeout;
         return b;
@@ -202,6 +205,14 @@ public final class SandboxSpec {
         return !network.isNone() || !ports.isEmpty();
     }
 
+    /**
+     * How long the sandbox may go without a command, a file operation or code running before the same happens to
+     * it as at its deadline ({@link #onTimeout()}); empty for no idle limit (the deadline alone).
+     */
+    public Optional<Duration> idleTimeout() {
+        return Optional.ofNullable(idleTimeout);
+    }
+
     public Duration timeout() {
         return timeout;
     }
@@ -230,13 +241,14 @@ public final class SandboxSpec {
                 && pids == s.pids && disk.equals(s.disk) && openFiles == s.openFiles && network.equals(s.network)
                 && ports.equals(s.ports) && egressSecrets.equals(s.egressSecrets)
                 && Objects.equals(codebase, s.codebase) && volumes.equals(s.volumes)
-                && timeout.equals(s.timeout) && Objects.equals(runtime, s.runtime) && onTimeout == s.onTimeout;
+                && timeout.equals(s.timeout) && Objects.equals(runtime, s.runtime) && onTimeout == s.onTimeout
+                && Objects.equals(idleTimeout, s.idleTimeout);
     }
 
     @Override
     public int hashCode() {
         return Objects.hash(image, entrypoint, env, secrets, workdir, name, labels, memory, cpus, pids, disk,
-                openFiles, network, ports, egressSecrets, codebase, volumes, timeout, runtime, onTimeout);
+                openFiles, network, ports, egressSecrets, codebase, volumes, timeout, runtime, onTimeout, idleTimeout);
     }
 
     @Override
@@ -250,7 +262,8 @@ public final class SandboxSpec {
                 + (codebase == null ? "" : ", codebase=" + codebase) + (volumes.isEmpty() ? "" : ", volumes=" + volumes)
                 + ", timeout=" + timeout
                 + (runtime == null ? "" : ", runtime=" + runtime)
-                + (onTimeout == TimeoutAction.DESTROY ? "" : ", onTimeout=" + onTimeout) + "}";
+                + (onTimeout == TimeoutAction.DESTROY ? "" : ", onTimeout=" + onTimeout)
+                + (idleTimeout == null ? "" : ", idleTimeout=" + idleTimeout) + "}";
     }
 
     /** Builds a {@link SandboxSpec}; every setter validates at once and names the field it rejects. */
@@ -275,6 +288,7 @@ public final class SandboxSpec {
         private Duration timeout = DEFAULT_TIMEOUT;
         private String runtime;
         private TimeoutAction onTimeout = TimeoutAction.DESTROY;
+        private Duration idleTimeout;
 
         private Builder() {
         }
@@ -461,6 +475,17 @@ public final class SandboxSpec {
         public Builder ports(List<Integer> all) {
             ports.clear();
             all.forEach(this::port);
+            return this;
+        }
+
+        /** See {@link SandboxSpec#idleTimeout()}; null for none. At least 1 s, at most the longest timeout. */
+        public Builder idleTimeout(Duration idleTimeout) {
+            if (idleTimeout != null && (idleTimeout.compareTo(Duration.ofSeconds(1)) < 0
+                    || idleTimeout.compareTo(MAX_TIMEOUT) > 0)) {
+                throw SandboxException.invalid("idleTimeout", "must be between 1s and " + MAX_TIMEOUT.toDays()
+                        + " days, got " + idleTimeout);
+            }
+            this.idleTimeout = idleTimeout;
             return this;
         }
 

@@ -79,6 +79,11 @@ final class SpecOptions {
             description = {"Mount volume NAME (see `paddock volume`) at PATH, read-only with :ro. Repeatable."})
     java.util.List<String> volumes = new java.util.ArrayList<>();
 
+    @Option(names = "--idle-timeout", paramLabel = "DURATION",
+            description = {"Apply the timeout's action (destroy, or --on-timeout pause) after this long without a",
+                    "command, file operation or code run, e.g. 10m."})
+    String idleTimeout;
+
     @Option(names = "--codebase", paramLabel = "NAME[:/PATH]",
             description = {"Work on a codebase (paddock codebase create), at PATH (default: /workspace), under",
                     "--preset and --permission rules. Its changes stay the sandbox's until `codebase commit`."})
@@ -95,6 +100,9 @@ final class SpecOptions {
     java.util.List<String> permissions = new java.util.ArrayList<>();
 
     SandboxSpec.Builder apply(SandboxSpec.Builder b) {
+        if (idleTimeout != null) {
+            b.idleTimeout(duration("idle-timeout", idleTimeout));
+        }
         if (codebase != null) {
             b.codebase(io.paddock.CodebaseMount.parse(codebase,
                     preset == null ? io.paddock.PermissionPreset.defaultPreset() : io.paddock.PermissionPreset.parse(preset),

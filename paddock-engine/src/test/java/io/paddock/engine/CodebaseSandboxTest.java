@@ -176,7 +176,8 @@ class CodebaseSandboxTest {
         void changesAreAReviewableDeltaCommittedOnlyWhereWritable() throws IOException {
             try (Sandbox sb = create(PermissionPreset.DEVELOPMENT)) {
                 sh(sb, "cd /workspace && echo new > out/new.txt && echo changed > src/main.py && rm docs/a.md"
-                        + " && echo leaked > out/.env.local && mkdir -p out/deep/dir && echo d > out/deep/dir/f");
+                        + " && echo leaked > out/.env.local && mkdir -p out/deep/dir && echo d > out/deep/dir/f"
+                        + " && rm out/keep.txt && mkdir out/keep.txt && echo inside > out/keep.txt/f");
                 List<CodebaseChange> diff = paddock.codebases().diff(sb.id());
                 assertThat(diff).contains(new CodebaseChange("out/new.txt", CodebaseChange.Kind.ADDED, true),
                         new CodebaseChange("src/main.py", CodebaseChange.Kind.MODIFIED, true),
@@ -189,6 +190,7 @@ class CodebaseSandboxTest {
                 assertThat(after.skipped()).extracting(CodebaseInfo.Skipped::path).containsExactly("out/.env.local");
             }
             try (Sandbox sb = create(PermissionPreset.FULL_ACCESS)) {
+                assertThat(sh(sb, "cat /workspace/out/keep.txt/f")).isEqualTo("inside\n");
                 assertThat(sh(sb, "cat /workspace/out/new.txt /workspace/src/main.py /workspace/out/deep/dir/f;"
                         + " ls /workspace/docs /workspace/out")).contains("new\nchanged\nd\n").doesNotContain("a.md")
                         .doesNotContain(".env.local");

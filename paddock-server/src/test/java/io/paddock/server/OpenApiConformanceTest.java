@@ -124,6 +124,8 @@ class OpenApiConformanceTest {
     void mainOperationsAnswerAsDocumented() throws Exception {
         String name = "conf-" + UUID.randomUUID().toString().substring(0, 8);
         conforms("GET", "/v1/health", f.send(HttpRequest.newBuilder(f.uri("/v1/health")).build()));
+        conforms("GET", "/v1/health", f.send(HttpRequest.newBuilder(f.uri("/v1/health")) // 431, as documented
+                .header("X-Big", "b".repeat(20_000)).build()));
         JsonNode version = conforms("GET", "/v1/version", f.get("/v1/version"));
         assertThat(version.get("api").asText()).isEqualTo(doc.get("info").get("version").asText());
         assertThat(version.get("runtime").asText()).startsWith("runc");

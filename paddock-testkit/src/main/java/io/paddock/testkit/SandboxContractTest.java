@@ -367,6 +367,25 @@ public abstract class SandboxContractTest {
         try (Sandbox sb = create()) {
             assertThat(sb.exec("sh", "-c", "ls -A /opt").stdoutText()).isEmpty();
         }
+        // A working directory the host root lacks is made, the user's, in the sandbox's own layer; one under the
+        // host's read-only binds is refused by name.
+        try (Sandbox sb = paddock().create(small().workdir("/sandbox/app").build())) {
+            assertThat(sb.exec("sh", "-c", "pwd; touch x && ls").stdoutText()).isEqualTo("/sandbox/app\nx\n");
+        }
+        assertThatThrownBy(() -> paddock().create(small().workdir("/usr/local/app").build()))
+                .isInstanceOf(SandboxException.class).hasMessageContaining("/usr");
+    }
+
+    @Test
+    void labelsCanBeAddedToARunningSandbox() {
+        try (Sandbox sb = paddock().create(small().label("team", "a").build())) {
+            sb.updateLabels(java.util.Map.of("team", "b", "stage", "test"));
+            assertThat(sb.info().labels()).containsEntry("team", "b").containsEntry("stage", "test");
+            assertThat(paddock().list(io.paddock.SandboxQuery.builder().label("stage", "test").build()))
+                    .extracting(io.paddock.SandboxInfo::id).contains(sb.id());
+            assertThatThrownBy(() -> sb.updateLabels(java.util.Map.of("bad key!", "x")))
+                    .isInstanceOf(SandboxException.class).hasMessageContaining("labels");
+        }
     }
 
     // ---- lifecycle ----

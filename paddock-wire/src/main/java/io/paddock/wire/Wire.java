@@ -127,7 +127,7 @@ public final class Wire {
     // ---- SandboxSpec ----
 
     private static final Set<String> SPEC_FIELDS = Set.of("image", "entrypoint", "env", "secrets", "workdir", "name",
-            "labels", "memory", "cpus", "pids", "disk", "open_files", "network", "ports", "egress_secrets", "codebase", "volumes", "timeout_ms", "runtime",
+            "labels", "memory", "cpus", "pids", "disk", "open_files", "network", "ports", "egress_secrets", "codebase", "volumes", "timeout_ms", "idle_timeout_ms", "runtime",
             "on_timeout");
 
     public static SandboxSpec spec(JsonNode json) {
@@ -161,6 +161,7 @@ public final class Wire {
             b.ports(ports);
         });
         field(o, "timeout_ms").ifPresent(v -> b.timeout(Duration.ofMillis(integer(v, "timeout_ms"))));
+        field(o, "idle_timeout_ms").ifPresent(v -> b.idleTimeout(Duration.ofMillis(integer(v, "idle_timeout_ms"))));
         field(o, "runtime").ifPresent(v -> b.runtime(text(v, "runtime")));
         field(o, "on_timeout").ifPresent(v -> b.onTimeout(timeoutAction(text(v, "on_timeout"))));
         field(o, "egress_secrets").ifPresent(v -> {
@@ -235,6 +236,7 @@ public final class Wire {
             s.ports().forEach(ports::add);
         }
         o.put("timeout_ms", s.timeout().toMillis());
+        s.idleTimeout().ifPresent(d -> o.put("idle_timeout_ms", d.toMillis()));
         s.runtime().ifPresent(r -> o.put("runtime", r));
         if (s.onTimeout() != io.paddock.TimeoutAction.DESTROY) {
             o.put("on_timeout", s.onTimeout().name().toLowerCase(java.util.Locale.ROOT));
@@ -254,6 +256,16 @@ public final class Wire {
             s.volumes().forEach(v -> vs.addObject().put("name", v.volume()).put("path", v.path()).put("read_only", v.readOnly()));
         }
         return o;
+    }
+
+    /** {@code {"labels": {k: v, …}}}: labels added to a running sandbox. */
+    public static Map<String, String> labelsUpdate(JsonNode json) {
+        ObjectNode o = JsonFields.object(json, "body");
+        onlyFields(o, "a labels update", Set.of("labels"));
+        Map<String, String> labels = stringMap(field(o, "labels").orElseThrow(() -> SandboxException.invalid("labels",
+                "no labels given")), "labels");
+        labels.forEach((k, v) -> io.paddock.internal.Validate.label("labels", k, v));
+        return labels;
     }
 
     // ---- NetworkPolicy ----

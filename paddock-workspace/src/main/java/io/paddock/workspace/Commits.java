@@ -21,7 +21,14 @@ final class Commits {
         for (UpperDiff.Change c : changes) {
             switch (c.type()) {
                 case DELETED -> Revisions.deleteTree(Revisions.safeTarget(target, c.path()));
-                case DIRECTORY -> Revisions.makeDirectories(target, c.path());
+                case DIRECTORY -> {
+                    // A file or link the sandbox replaced with a directory goes first.
+                    java.nio.file.Path p = Revisions.safeTarget(target, c.path());
+                    if (Files.exists(p, LinkOption.NOFOLLOW_LINKS) && !Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+                        Revisions.deleteTree(p);
+                    }
+                    Revisions.makeDirectories(target, c.path());
+                }
                 case SYMLINK -> Revisions.writeLink(target, c.path(), c.linkTarget());
                 case FILE -> {
                     try (InputStream in = c.content().open()) {

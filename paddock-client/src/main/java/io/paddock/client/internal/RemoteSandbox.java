@@ -207,6 +207,14 @@ final class RemoteSandbox implements Sandbox {
     private static final Duration PAUSE_TIMEOUT = Duration.ofMinutes(6);
 
     @Override
+    public void updateLabels(java.util.Map<String, String> labels) {
+        java.util.Objects.requireNonNull(labels, "labels");
+        com.fasterxml.jackson.databind.node.ObjectNode body = Wire.object();
+        labels.forEach(body.putObject("labels")::put);
+        http.call("PATCH", path + "/labels", null, body, Http.CONTROL_TIMEOUT);
+    }
+
+    @Override
     public void updateNetwork(io.paddock.NetworkPolicy policy) {
         java.util.Objects.requireNonNull(policy, "policy");
         http.call("PATCH", path + "/network", null, Wire.json(policy), Http.CONTROL_TIMEOUT);

@@ -46,6 +46,9 @@ final class ManagedSandbox implements Sandbox {
     private final LogBuffer stdoutLog = new LogBuffer(LOG_CAPACITY);
     private final LogBuffer stderrLog = new LogBuffer(LOG_CAPACITY);
     private final SandboxFiles files;
+    /** For the idle timeout: when a command, file operation or code run last began or ended, and how many run. */
+    private volatile long lastActivityNanos = System.nanoTime();
+    private final java.util.concurrent.atomic.AtomicInteger activeCommands = new java.util.concurrent.atomic.AtomicInteger();
 
     // @GuardedBy("this")
     private SandboxState state = SandboxState.CREATING;
@@ -270,11 +273,26 @@ final class ManagedSandbox implements Sandbox {
     @Override
     public ExecResult exec(ExecRequest request) {
         InitClient c = client();
+        activeCommands.incrementAndGet();
+        touch();
         try {
             return c.run(manager.spawnRequest(this, request, false), request.stdin().orElse(null));
         } catch (SandboxException e) {
             throw lostToOom(c, e);
+        } finally {
+            activeCommands.decrementAndGet();
+            touch();
         }
+    }
+
+    /** Something used the sandbox now (the idle timeout counts from the last such moment). */
+    void touch() {
+        lastActivityNanos = System.nanoTime();
+    }
+
+    /** How long nothing has used the sandbox, or zero while a command runs. */
+    Duration idleFor() {
+        return activeCommands.get() > 0 ? Duration.ZERO : Duration.ofNanos(System.nanoTime() - lastActivityNanos);
     }
 
     /**
@@ -304,6 +322,12 @@ final class ManagedSandbox implements Sandbox {
     public ExecProcess start(ExecRequest request) {
         InitClient c = client();
         InitExec exec = c.spawn(manager.spawnRequest(this, request, true));
+        activeCommands.incrementAndGet();
+        touch();
+        exec.onExit().whenComplete((status, error) -> {
+            activeCommands.decrementAndGet();
+            touch();
+        });
         request.stdin().ifPresent(bytes -> {
             try {
                 exec.stdin().write(bytes);
@@ -317,6 +341,7 @@ final class ManagedSandbox implements Sandbox {
 
     @Override
     public SandboxFiles files() {
+        touch();
         return files;
     }
 
@@ -356,6 +381,15 @@ final class ManagedSandbox implements Sandbox {
     }
 
     @Override
+    public void updateLabels(Map<String, String> labels) {
+        java.util.Objects.requireNonNull(labels, "labels");
+        if (!currentState().isLive()) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + id + " has stopped");
+        }
+        manager.updateLabels(this, labels);
+    }
+
+    @Override
     public void updateNetwork(io.paddock.NetworkPolicy policy) {
         java.util.Objects.requireNonNull(policy, "policy");
         client();
@@ -380,6 +414,7 @@ final class ManagedSandbox implements Sandbox {
     @Override
     public void resume() {
         manager.resume(this);
+        touch();
     }
 
     @Override

@@ -197,6 +197,7 @@ final class SandboxManager implements AutoCloseable {
             store.updateState(id, SandboxState.RUNNING, null);
             sb.running(rt, client);
             deadlines.put(id, timers.schedule(() -> expire(sb), deadline - System.nanoTime(), TimeUnit.NANOSECONDS));
+            scheduleIdleCheck(sb, spec.idleTimeout().orElse(null));
             client.closed().whenComplete((v, e) -> onInitGone(sb));
             if (!spec.entrypoint().isEmpty() && forkOf == null) {
                 startEntrypoint(sb);
@@ -293,9 +294,17 @@ final class SandboxManager implements AutoCloseable {
                     + hostNofileLimit + " open files");
         }
         String w = spec.workdir();
-        if (spec.image().equals(SandboxSpec.DEFAULT_IMAGE) && !(w.equals("/workspace") || w.startsWith("/workspace/") || w.equals("/tmp") || w.startsWith("/tmp/"))) {
-            throw SandboxException.invalid("workdir", "'" + w
-                    + "' is outside the writable area; use /workspace, /tmp or a directory under them");
+        // The host image's root is writable into the sandbox's own layer, but the host's /usr, /bin and /lib*
+        // (and the kernel's and Paddock's own directories) are read-only binds: a working directory there would
+        // be one the sandbox cannot write, and could not be made.
+        if (spec.image().equals(SandboxSpec.DEFAULT_IMAGE)) {
+            for (String ro : List.of("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/sys",
+                    "/dev", "/.paddock")) {
+                if (w.equals(ro) || w.startsWith(ro + "/")) {
+                    throw SandboxException.invalid("workdir", "'" + w + "' is under " + ro + ", which is read-only in"
+                            + " the host image; use /workspace, /tmp or another directory");
+                }
+            }
         }
     }
 
@@ -430,6 +439,32 @@ final class SandboxManager implements AutoCloseable {
      * backstop (which a frozen runc init keeps counting) cannot end it while paused. A sandbox already paused at its
      * deadline, or one whose pause fails, is destroyed.
      */
+    /**
+     * The idle timeout: checked when the sandbox could first have been idle that long, and again from its last
+     * use; a running sandbox idle for the whole of it meets its deadline's fate early ({@link #expire}).
+     */
+    private void scheduleIdleCheck(ManagedSandbox sb, Duration idle) {
+        if (idle == null || closed) {
+            return;
+        }
+        Duration wait = idle.minus(sb.idleFor());
+        timers.schedule(() -> {
+            if (sb.currentState() != SandboxState.RUNNING) {
+                if (sb.currentState().isLive()) {
+                    scheduleIdleCheck(sb, idle); // paused: counted again once it runs
+                }
+                return;
+            }
+            if (sb.idleFor().compareTo(idle) >= 0) {
+                LOG.log(System.Logger.Level.INFO, "sandbox " + sb.id() + " was idle for " + idle + ": its timeout applies");
+                cancelDeadline(sb.id());
+                expire(sb);
+            } else {
+                scheduleIdleCheck(sb, idle);
+            }
+        }, Math.max(wait.toMillis(), idle.toMillis() / 10 + 50), TimeUnit.MILLISECONDS);
+    }
+
     private void expire(ManagedSandbox sb) {
         deadlines.remove(sb.id());
         if (sb.spec().onTimeout() == io.paddock.TimeoutAction.PAUSE && sb.currentState() == SandboxState.RUNNING) {
@@ -463,6 +498,19 @@ final class SandboxManager implements AutoCloseable {
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "cannot record the new policy of " + sb.id()
                         + " (it applies until a restart): " + e.getMessage());
+            }
+        }
+    }
+
+    void updateLabels(ManagedSandbox sb, Map<String, String> labels) {
+        synchronized (sb) {
+            SandboxSpec updated = sb.spec().toBuilder().labels(labels).build();
+            sb.spec(updated);
+            try {
+                store.updateSpec(sb.id(), updated);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "cannot record the new labels of " + sb.id()
+                        + " (they hold until a restart): " + e.getMessage());
             }
         }
     }
@@ -854,6 +902,7 @@ final class SandboxManager implements AutoCloseable {
             }
             sb.running(rt, client);
             deadlines.put(row.id(), timers.schedule(() -> expire(sb), left.toNanos(), TimeUnit.NANOSECONDS));
+            scheduleIdleCheck(sb, row.spec().idleTimeout().orElse(null));
             client.closed().whenComplete((v, e) -> onInitGone(sb));
             if (row.entrypointChannel() != 0 && row.entrypointExit().isEmpty()) {
                 followEntrypoint(sb, client.adopt(row.entrypointChannel(), entrypointRequest(sb)));

@@ -210,6 +210,12 @@ public final class ApiHandler extends Handler.Abstract {
                 sb.resume();
                 json(response, callback, 200, Wire.json(tenancy.view(caller, sb.info())));
             }
+            case UPDATE_LABELS -> {
+                Sandbox sb = sandbox(caller, m);
+                java.util.Map<String, String> labels = tenancy.checkLabels(caller, sb, Wire.labelsUpdate(readJson(request)));
+                sb.updateLabels(labels);
+                json(response, callback, 200, Wire.json(tenancy.view(caller, sb.info())));
+            }
             case UPDATE_NETWORK -> {
                 Sandbox sb = sandbox(caller, m);
                 sb.updateNetwork(Wire.networkPolicy(readJson(request)));

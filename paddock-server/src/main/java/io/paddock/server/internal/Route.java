@@ -64,6 +64,7 @@ public enum Route {
     GET_VOLUME("GET", "/v1/volumes/{name}"),
     DELETE_VOLUME("DELETE", "/v1/volumes/{name}"),
     UPDATE_NETWORK("PATCH", "/v1/sandboxes/{id}/network"),
+    UPDATE_LABELS("PATCH", "/v1/sandboxes/{id}/labels"),
     CREATE_CODEBASE("POST", "/v1/codebases/{name}"),
     LIST_CODEBASES("GET", "/v1/codebases"),
     GET_CODEBASE("GET", "/v1/codebases/{name}"),

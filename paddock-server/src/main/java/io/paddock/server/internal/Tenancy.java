@@ -153,6 +153,24 @@ public final class Tenancy {
         return engineName(caller.tenant().orElseThrow(), name, field);
     }
 
+    /**
+     * Labels a caller adds to a running sandbox: the reserved {@value #LABEL} is refused (400 naming it), and a
+     * tenant's sandbox keeps room for it within the 64 labels.
+     */
+    public Map<String, String> checkLabels(Caller caller, Sandbox sb, Map<String, String> labels) {
+        if (labels.containsKey(LABEL)) {
+            throw SandboxException.invalid("labels", "'" + LABEL + "' is reserved: the daemon sets it to the tenant"
+                    + " that creates the sandbox");
+        }
+        Map<String, String> all = new HashMap<>(sb.info().labels());
+        all.putAll(labels);
+        if (all.size() > Validate.MAX_LABELS) {
+            throw SandboxException.invalid("labels", "at most " + (caller.isOperator() ? Validate.MAX_LABELS
+                    : Validate.MAX_LABELS - 1) + " labels, got " + (caller.isOperator() ? all.size() : all.size() - 1));
+        }
+        return labels;
+    }
+
     /** A codebase's or volume's name as the caller knows it. */
     public String clientResourceName(Caller caller, String engineName) {
         if (caller.isOperator()) {

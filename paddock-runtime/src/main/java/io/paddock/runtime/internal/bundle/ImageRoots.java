@@ -54,6 +54,29 @@ final class ImageRoots {
         return List.of(dir("", 0755, uidBase, uidBase), userOpt(uidBase, uid, gid));
     }
 
+    /**
+     * As {@link #hostUpperEntries(long, int, int)}, with the working directory {@code workdir} made when the host
+     * root lacks it (outside {@code /workspace} and {@code /tmp}, which are mounts of their own): the directories
+     * the host root has are entered as its own (the sandbox's root, 0755), the ones it lacks are the user's.
+     */
+    static List<String> hostUpperEntries(long uidBase, int uid, int gid, Path hostRoot, String workdir) {
+        List<String> e = new ArrayList<>(hostUpperEntries(uidBase, uid, gid));
+        if (workdir.equals("/workspace") || workdir.startsWith("/workspace/") || workdir.equals("/tmp")
+                || workdir.startsWith("/tmp/") || workdir.equals("/opt") || workdir.equals("/")) {
+            return List.copyOf(e);
+        }
+        String rel = "";
+        for (String part : workdir.substring(1).split("/")) {
+            rel = rel.isEmpty() ? part : rel + "/" + part;
+            if (rel.equals("opt")) {
+                continue; // made above, the user's
+            }
+            boolean there = java.nio.file.Files.isDirectory(hostRoot.resolve(rel), java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            e.add(there ? dir(rel, 0755, uidBase, uidBase) : dir(rel, 0755, uidBase + uid, uidBase + gid));
+        }
+        return List.copyOf(e);
+    }
+
     /** {@code /opt} owned by the sandbox user, over the host root's (see {@link #hostUpperEntries}). */
     static String userOpt(long uidBase, int uid, int gid) {
         return dir("opt", 0755, uidBase + uid, uidBase + gid);

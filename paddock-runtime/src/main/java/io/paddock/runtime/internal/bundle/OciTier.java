@@ -274,7 +274,8 @@ public abstract class OciTier implements SandboxRuntime {
         undo.push(() -> removeImageRoot(id));
         BundlePlan.RootUser user = BundlePlan.hostUserOnWritableRoot(request.spec());
         host.rootfsTool().create(plan.uidBase(), writable.of(id), request.spec().disk().bytes(), base.root().getParent(),
-                List.of(base.layerName()), rootfs, ImageRoots.hostUpperEntries(plan.uidBase(), user.uid(), user.gid()));
+                List.of(base.layerName()), rootfs, ImageRoots.hostUpperEntries(plan.uidBase(), user.uid(), user.gid(),
+                        base.root(), request.spec().workdir()));
         Filesystems.recordRoot(bundle(id), base.root().getParent(), List.of(base.layerName()));
         return plan.withImageRoot(rootfs.toString(), base.mounts(), user);
     }
