@@ -38,6 +38,7 @@ if [[ $mode == test ]]; then
   need python3 python3
   # The gVisor tier's suites (RunscContractTest, RunscAttackTest) run on every CI build; none is skipped.
   need runsc runsc
+  # node and npm: paddock-code's JavaScript tests, and E2bNodeTest (E2B's npm SDKs against the E2B listener)
   need node nodejs
   # paddock-code's tests: sandboxes share the host's /usr, so its Debian python3 needs matplotlib and pip
   need npm npm

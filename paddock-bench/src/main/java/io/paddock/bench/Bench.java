@@ -49,14 +49,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The benchmark harness: measures the figures P1-P12 of PERFORMANCE.md (and P13, pause and resume; P14, codebases) and, in the same run, the peers
+ * The benchmark harness: measures the figures P1-P12 of PERFORMANCE.md (and P13, pause and resume; P14, codebases; P15, the E2B-compatible API) and, in the same run, the peers
  * (native spawn, JVM spawn, bubblewrap, runc, runc exec, runsc, podman, pasta, slirp4netns), then prints a table and writes
  * JSON with the environment. Run it as {@code paddock bench [--quick] [--json FILE] [--only P1,P3]} (root).
  *
  * <p>Latencies are "start → first stdout byte of {@code echo hi}" unless a row says otherwise.
  */
 public final class Bench {
-    static final List<String> ALL = List.of("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "P12", "P13", "P14");
+    static final List<String> ALL = List.of("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "P12", "P13", "P14", "P15");
     public static final Path DEFAULT_CACHE = Path.of("/var/cache/paddock-bench");
 
     /**
@@ -210,6 +210,7 @@ public final class Bench {
                         .run(plain));
                 timed("P13", () -> new PauseFigure(report, out, spec, o.quick() ? List.of(0, 256) : List.of(0, 256, 1024),
                         n(5, 2, 1)).run(plain));
+                timed("P15", () -> new E2bFigure(report, out, spec, n(30, 10, 3), n(100, 30, 5)).run(plain));
                 timed("P14", () -> {
                     Path work = Files.createTempDirectory("paddock-bench-p14");
                     try {

@@ -72,12 +72,17 @@ final class ServeCommand implements Callable<Integer> {
                     "browsers), e.g. --port-domain sandboxes.example.com with a wildcard DNS record *.sandboxes.example.com."})
     String portDomain;
 
+    @Option(names = "--e2b-listen", paramLabel = "HOST:PORT",
+            description = {"Also serve an E2B-compatible API there: E2B's SDKs work with E2B_API_URL and E2B_SANDBOX_URL",
+                    "set to http://HOST:PORT and E2B_API_KEY to a Paddock token (see docs/COMPAT.md)."})
+    String e2bListen;
+
     @Override
     public Integer call() {
         DaemonOptions.Builder options = DaemonOptions.builder().listen(listen).dataDir(dataDir.toAbsolutePath())
                 .stateDir(stateDir.toAbsolutePath()).maxSandboxes(maxSandboxes).defaultRuntime(defaultRuntime)
                 .tenantsFile(tenants == null ? null : tenants.toAbsolutePath()).maxSandboxesPerTenant(maxSandboxesPerTenant)
-                .portDomain(portDomain);
+                .portDomain(portDomain).e2bListen(e2bListen);
         pools.forEach(p -> options.pool(PoolOption.parse(p)));
         options.dnsUpstream(dnsUpstream);
         allowPrivate.forEach(options::allowPrivate);

@@ -95,6 +95,10 @@ public final class Daemon {
         ServerOptions.Builder serverOptions = ServerOptions.builder().host(o.host()).port(o.port()).token(token)
                 .maxSandboxesPerTenant(o.maxSandboxesPerTenant()).dataDir(o.dataDir())
                 .portDomain(o.portDomain().orElse(null));
+        o.e2bListen().ifPresent(l -> {
+            DaemonOptions e2b = DaemonOptions.builder().listen(l).build();
+            serverOptions.e2b(e2b.host(), e2b.port());
+        });
         Path tenantsFile = tenants(o, serverOptions);
         ServerOptions built; // built before the engine starts: a bad tenants file changes nothing
         try {
@@ -128,6 +132,8 @@ public final class Daemon {
         }
         o.portDomain().ifPresent(d -> out.println("paddock: sandbox ports are also served at PORT-ID." + d
                 + " (point a wildcard DNS record *." + d + " at this daemon)"));
+        server.e2bUrl().ifPresent(u -> out.println("paddock: E2B API on " + u + " (set E2B_API_URL and E2B_SANDBOX_URL"
+                + " to it, E2B_API_KEY to a Paddock token; see docs/COMPAT.md)"));
         out.println("paddock: listening on " + server.url() + " (data dir " + o.dataDir() + ")");
         out.flush();
         return new Running(server, paddock);
@@ -135,6 +141,9 @@ public final class Daemon {
 
     /** Fails early with a clear message, before the engine starts, when the address is taken. */
     private static void checkPortFree(DaemonOptions o) {
+        if (o.e2bListen().isPresent()) {
+            checkPortFree(DaemonOptions.builder().listen(o.e2bListen().get()).build());
+        }
         if (o.port() == 0) {
             return;
         }

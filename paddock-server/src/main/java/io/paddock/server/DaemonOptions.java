@@ -28,6 +28,7 @@ public final class DaemonOptions {
     private final java.util.List<String> allowPrivate;
     private final Path egressTrust;
     private final String portDomain;
+    private final String e2bListen;
 
     private DaemonOptions(Builder b) {
         this.host = b.host;
@@ -43,6 +44,12 @@ public final class DaemonOptions {
         this.allowPrivate = java.util.List.copyOf(b.allowPrivate);
         this.egressTrust = b.egressTrust;
         this.portDomain = b.portDomain;
+        this.e2bListen = b.e2bListen;
+    }
+
+    /** See {@link ServerOptions#e2bListen()} ({@code paddock serve --e2b-listen HOST:PORT}). */
+    public java.util.Optional<String> e2bListen() {
+        return java.util.Optional.ofNullable(e2bListen);
     }
 
     public static Builder builder() {
@@ -249,6 +256,24 @@ public final class DaemonOptions {
         public Builder allowPrivate(String cidr) {
             LocalOptions.builder().allowPrivate(cidr); // validates, naming the field
             this.allowPrivate.add(cidr);
+            return this;
+        }
+
+        private String e2bListen;
+
+        /** Also serves the E2B-compatible API on {@code host:port} (the forms of {@link #listen}); null for none. */
+        public Builder e2bListen(String listen) {
+            if (listen == null) {
+                this.e2bListen = null;
+                return this;
+            }
+            DaemonOptions parsed;
+            try {
+                parsed = builder().listen(listen).build();
+            } catch (SandboxException e) {
+                throw SandboxException.invalid("e2bListen", e.getMessage().replaceFirst("^listen: ", ""));
+            }
+            this.e2bListen = parsed.listen();
             return this;
         }
 

@@ -62,6 +62,7 @@ public final class PaddockServer implements AutoCloseable {
     private final CodeRegistry code;
     private final PortProxy proxy;
     private final URI url;
+    private volatile io.paddock.e2b.E2bServer e2b;
 
     private PaddockServer(Server server, HeaderDeadline headerDeadline, ScheduledExecutorService timers, CodeRegistry code,
                           PortProxy proxy, URI url) {
@@ -146,7 +147,28 @@ public final class PaddockServer implements AutoCloseable {
         }
         String host = options.host().contains(":") ? "[" + options.host() + "]" : options.host();
         URI url = URI.create("http://" + host + ":" + connector.getLocalPort());
-        return new PaddockServer(server, headerDeadline, timers, code, proxy, url);
+        PaddockServer started = new PaddockServer(server, headerDeadline, timers, code, proxy, url);
+        if (options.e2bHost().isPresent()) {
+            try {
+                started.e2b = startE2b(options, paddock, auth, tenancy, urlTokens);
+            } catch (RuntimeException e) {
+                started.close();
+                throw e;
+            }
+        }
+        return started;
+    }
+
+    /** The E2B-compatible listener: its own Jetty server, with the daemon's tokens and tenancy (paddock-e2b). */
+    private static io.paddock.e2b.E2bServer startE2b(ServerOptions options, Paddock paddock, AuthGuard auth, Tenancy tenancy,
+                                                      UrlTokens urlTokens) {
+        io.paddock.e2b.E2bOptions.Builder e2b = io.paddock.e2b.E2bOptions.builder()
+                .host(options.e2bHost().orElseThrow()).port(options.e2bPort())
+                .key(urlTokens.derive("paddock-e2b-envd-access-v1")) // deleting the key file revokes these too
+                .maxJsonBytes(options.maxJsonBytes()).maxUploadBytes(options.maxUploadBytes())
+                .idleTimeout(options.idleTimeout()).maxConnections(options.maxConnections());
+        options.e2bTemplates().forEach(e2b::template);
+        return io.paddock.e2b.E2bServer.start(e2b.build(), new io.paddock.server.internal.E2bTenancy(paddock, auth, tenancy));
     }
 
     private static boolean isBindFailure(Throwable e) {
@@ -156,6 +178,12 @@ public final class PaddockServer implements AutoCloseable {
             }
         }
         return false;
+    }
+
+    /** The E2B-compatible API's URL (E2B_API_URL and E2B_SANDBOX_URL), when {@link ServerOptions#e2bListen()} is set. */
+    public java.util.Optional<URI> e2bUrl() {
+        io.paddock.e2b.E2bServer e = e2b;
+        return e == null ? java.util.Optional.empty() : java.util.Optional.of(e.url());
     }
 
     /** The URL clients use, with the actual port when port 0 was asked. */
@@ -169,6 +197,10 @@ public final class PaddockServer implements AutoCloseable {
      */
     @Override
     public void close() {
+        io.paddock.e2b.E2bServer e = e2b;
+        if (e != null) {
+            e.close();
+        }
         headerDeadline.stop();
         proxy.close(); // proxied WebSockets end with a close frame rather than a cut connection
         stopQuietly(server);

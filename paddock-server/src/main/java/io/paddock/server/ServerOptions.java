@@ -48,6 +48,9 @@ public final class ServerOptions {
     private final int maxSandboxesPerTenant;
     private final Path dataDir;
     private final String portDomain;
+    private final String e2bHost;
+    private final int e2bPort;
+    private final Map<String, String> e2bTemplates;
 
     private ServerOptions(Builder b) {
         this.host = b.host;
@@ -62,6 +65,33 @@ public final class ServerOptions {
         this.maxSandboxesPerTenant = b.maxSandboxesPerTenant;
         this.dataDir = b.dataDir;
         this.portDomain = b.portDomain;
+        this.e2bHost = b.e2bHost;
+        this.e2bPort = b.e2bPort;
+        this.e2bTemplates = Map.copyOf(b.e2bTemplates);
+    }
+
+    /**
+     * Where the E2B-compatible API listens ({@code paddock serve --e2b-listen}), as {@code host:port}; empty
+     * for none. See paddock-e2b and docs/COMPAT.md.
+     */
+    public Optional<String> e2bListen() {
+        return e2bHost == null ? Optional.empty()
+                : Optional.of((e2bHost.contains(":") ? "[" + e2bHost + "]" : e2bHost) + ":" + e2bPort);
+    }
+
+    /** The E2B listener's host, when there is one. */
+    public Optional<String> e2bHost() {
+        return Optional.ofNullable(e2bHost);
+    }
+
+    /** The E2B listener's port (0: a free one), when there is one. */
+    public int e2bPort() {
+        return e2bPort;
+    }
+
+    /** E2B templates served besides the default ones ({@code base}: host; {@code code-interpreter-v1}: the code image). */
+    public Map<String, String> e2bTemplates() {
+        return e2bTemplates;
     }
 
     public static Builder builder() {
@@ -177,6 +207,9 @@ public final class ServerOptions {
         b.maxSandboxesPerTenant = maxSandboxesPerTenant;
         b.dataDir = dataDir;
         b.portDomain = portDomain;
+        b.e2bHost = e2bHost;
+        b.e2bPort = e2bPort;
+        b.e2bTemplates.putAll(e2bTemplates);
         return b;
     }
 
@@ -186,7 +219,8 @@ public final class ServerOptions {
                 + ", maxUploadBytes=" + maxUploadBytes + ", maxConnections=" + maxConnections + ", idleTimeout="
                 + idleTimeout + ", maxFailedAuthPerMinutePerIp=" + maxFailedAuthPerMinutePerIp + ", tenants="
                 + tenants() + ", maxSandboxesPerTenant=" + maxSandboxesPerTenant
-                + (dataDir == null ? "" : ", dataDir=" + dataDir) + (portDomain == null ? "" : ", portDomain=" + portDomain) + "}";
+                + (dataDir == null ? "" : ", dataDir=" + dataDir) + (portDomain == null ? "" : ", portDomain=" + portDomain)
+                + e2bListen().map(l -> ", e2bListen=" + l).orElse("") + "}";
     }
 
     public static final class Builder {
@@ -202,8 +236,27 @@ public final class ServerOptions {
         private int maxSandboxesPerTenant = DEFAULT_MAX_SANDBOXES_PER_TENANT;
         private Path dataDir;
         private String portDomain;
+        private String e2bHost;
+        private int e2bPort;
+        private final Map<String, String> e2bTemplates = new LinkedHashMap<>();
 
         private Builder() {
+        }
+
+        /** Also serves the E2B-compatible API on {@code host:port} (port 0: a free one); a null host for none. */
+        public Builder e2b(String host, int port) {
+            if (port < 0 || port > 65535) {
+                throw SandboxException.invalid("e2bListen", "the port must be between 0 and 65535, got " + port);
+            }
+            this.e2bHost = host;
+            this.e2bPort = port;
+            return this;
+        }
+
+        /** Serves the E2B template {@code template} with {@code image} ({@code host} or a stored image). */
+        public Builder e2bTemplate(String template, String image) {
+            e2bTemplates.put(java.util.Objects.requireNonNull(template, "template"), java.util.Objects.requireNonNull(image, "image"));
+            return this;
         }
 
         public Builder host(String host) {

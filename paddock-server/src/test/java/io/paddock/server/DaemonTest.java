@@ -76,6 +76,30 @@ class DaemonTest {
     }
 
     @Test
+    void anE2bListenerIsAnnouncedAndATakenE2bPortIsAClearError() throws Exception {
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        DaemonOptions o = DaemonOptions.builder().listen("127.0.0.1:0").dataDir(tmp.resolve("data")).maxSandboxes(2)
+                .e2bListen("127.0.0.1:0").build();
+        try (Daemon.Running d = Daemon.start(o, Map.of("PADDOCK_TOKEN", "x"), new PrintStream(printed, true,
+                StandardCharsets.UTF_8))) {
+            URI e2b = d.server.e2bUrl().orElseThrow();
+            assertThat(printed.toString(StandardCharsets.UTF_8)).contains("paddock: E2B API on " + e2b);
+            HttpResponse<String> health = HttpClient.newHttpClient().send(HttpRequest.newBuilder(e2b.resolve("/health"))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(health.statusCode()).isEqualTo(204);
+        }
+        assertThatThrownBy(() -> DaemonOptions.builder().e2bListen("nope")).isInstanceOf(SandboxException.class)
+                .hasMessageContaining("e2bListen");
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            DaemonOptions busy = DaemonOptions.builder().listen("127.0.0.1:0").dataDir(tmp.resolve("d"))
+                    .e2bListen("127.0.0.1:" + taken.getLocalPort()).build();
+            assertThatThrownBy(() -> Daemon.start(busy, Map.of("PADDOCK_TOKEN", "x"), System.out))
+                    .isInstanceOfSatisfying(SandboxException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE))
+                    .hasMessageContaining("127.0.0.1:" + taken.getLocalPort());
+        }
+    }
+
+    @Test
     void theEnvironmentWinsAndLooseFilesAreRefused() throws Exception {
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         PrintStream out = new PrintStream(printed, true, StandardCharsets.UTF_8);

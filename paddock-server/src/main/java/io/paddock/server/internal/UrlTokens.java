@@ -145,6 +145,20 @@ public final class UrlTokens {
         }
     }
 
+    /**
+     * A key for another purpose, derived from this one ({@code HMAC-SHA256(key, purpose)}): the E2B listener's
+     * access tokens, so that deleting the key file revokes them too.
+     */
+    public byte[] derive(String purpose) {
+        try {
+            Mac m = Mac.getInstance("HmacSHA256");
+            m.init(new SecretKeySpec(key(), "HmacSHA256"));
+            return m.doFinal(purpose.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        } catch (java.security.GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is missing from this JVM", e);
+        }
+    }
+
     private byte[] key() {
         byte[] k = key;
         if (k == null) {
