@@ -8,6 +8,7 @@ from ..._client import Client
 from ..._errors import PaddockError
 from ..._images import Image as _CoreImage
 from ..._sandbox import Sandbox as _CoreSandbox
+from .. import _pip
 from ..modal import ContainerProcess  # the same streams: stdout.read() and line iteration
 
 __all__ = ["sandbox", "images", "BentoCloudClient", "BentoMLException"]
@@ -37,7 +38,7 @@ class _Images:
             return self
 
         def python_packages(self, *packages: str) -> "_Images.Image":
-            self._core = self._core.pip(*packages)
+            self._core = self._core.pip(*packages, index_url=_pip.index_url())
             return self
 
         def system_packages(self, *packages: str) -> "_Images.Image":
@@ -87,7 +88,7 @@ class _SandboxApi:
         try:
             ref = api._c().images.build(image._core) if image is not None else None
             core = api._c().create(image=ref, entrypoint=list(cmd) if cmd else None, env=envs, labels=labels,
-                                   name=name, network="open", timeout=3600)
+                                   name=name, network=_pip.network(), timeout=3600)
         except PaddockError as e:
             raise BentoMLException(str(e)) from e
         return Sandbox(core)

@@ -13,6 +13,7 @@ from typing import Any, Optional
 from ..._client import Client
 from ..._errors import PaddockError
 from ..._sandbox import Sandbox
+from .. import _pip
 
 __all__ = ["Buildfunctions", "CPUSandbox", "GPUSandbox", "SandboxResult", "BuildfunctionsError"]
 
@@ -97,12 +98,15 @@ class CPUSandbox:
             raise BuildfunctionsError("code: give the code, inline or as a file path")
         client = Client()
         try:
+            requirements = list(o.get("requirements") or [])
             sb = client.create(memory=_memory(o.get("memory")), timeout=float(o.get("timeout") or 60),
+                               network=_pip.network() if requirements else None,
                                labels={"buildfunctions.name": re.sub(r"[^A-Za-z0-9._-]", "-", str(o.get("name", "")))[:63] or "sandbox"})
-            requirements = o.get("requirements") or []
             if requirements:
-                sb._client._http.call("POST", f"/v1/sandboxes/{sb.id}/code/install",
-                                      json={"language": "python", "packages": list(requirements)}, timeout=1800)
+                status, out, err = _pip.install(sb, requirements)
+                if status != 0:
+                    sb.destroy()
+                    raise BuildfunctionsError(f"requirements: pip could not install them: {(err or out)[-2000:]}")
         except PaddockError as e:
             client.close()
             raise BuildfunctionsError(str(e)) from e

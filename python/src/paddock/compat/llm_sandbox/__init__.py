@@ -14,6 +14,7 @@ from typing import Any
 from ..._client import Client
 from ..._errors import PaddockError
 from ..._sandbox import Sandbox
+from .. import _pip
 from . import exceptions
 from .exceptions import (ContainerError, LanguageNotSupportedError, NotOpenSessionError, SandboxTimeoutError,
                          SecurityError, UnsupportedBackendError, ValidationError)
@@ -136,7 +137,8 @@ class _Session:
             image = self._image
             if self._dockerfile:
                 image = self._build(self._dockerfile)
-            self._sandbox = self._client.create(image=image, workdir=self.workdir,
+            # llm-sandbox's containers have a network (for `libraries`): open, or the PIP_INDEX_URL host only.
+            self._sandbox = self._client.create(image=image, workdir=self.workdir, network=_pip.network(),
                                                 timeout=self.session_timeout or 3600, **self._spec)
             self._sandbox.exec("mkdir", "-p", self.workdir)
         except PaddockError as e:
@@ -189,9 +191,9 @@ class _Session:
         safe, found = self.is_safe(code)
         if not safe:
             raise SecurityError("code violates the security policy: " + "; ".join(p.description or p.pattern for p in found))
-        body: dict[str, Any] = {"language": self.lang, "code": code, "cwd": self.workdir}
         if libraries:
-            body["libraries"] = [str(x) for x in libraries]
+            self.install([str(x) for x in libraries])
+        body: dict[str, Any] = {"language": self.lang, "code": code, "cwd": self.workdir}
         limit = timeout or self.execution_timeout
         if limit:
             body["timeout_ms"] = int(limit * 1000)
@@ -217,13 +219,14 @@ class _Session:
         return ConsoleOutput(r.exit_code, r.stderr, r.stdout)
 
     def install(self, libraries: list[str] | None = None) -> None:
+        """Installs Python packages with pip in the sandbox (from PIP_INDEX_URL when it is set)."""
         if not libraries:
             return
-        try:
-            self._sb()._client._http.call("POST", f"/v1/sandboxes/{self._sb().id}/code/install",
-                                          json={"language": self.lang, "packages": list(libraries)}, timeout=1800)
-        except PaddockError as e:
-            raise ContainerError(str(e)) from e
+        if self.lang != SupportedLanguage.PYTHON.value:
+            raise ValidationError(f"libraries: only Python packages install here (pip), not {self.lang}'s")
+        code, out, err = _pip.install(self._sb(), list(libraries))
+        if code != 0:
+            raise ContainerError(f"pip could not install {', '.join(libraries)}: {(err or out)[-2000:]}")
 
     def execute_command(self, command: str, workdir: str | None = None) -> ConsoleOutput:
         r = self._sb().exec("sh", "-c", command, cwd=workdir or self.workdir)

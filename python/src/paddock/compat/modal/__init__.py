@@ -16,6 +16,7 @@ from ..._errors import PaddockError
 from ..._images import Image as _CoreImage
 from ..._process import Process as _CoreProcess
 from ..._sandbox import Sandbox as _CoreSandbox
+from .. import _pip
 from . import exception
 
 __all__ = ["App", "Sandbox", "Image", "Secret", "Volume", "enable_output", "exception"]
@@ -111,7 +112,7 @@ class Image:
         return self._step(self._base().apt(*_flat(packages)))
 
     def pip_install(self, *packages: str | Sequence[str]) -> "Image":
-        return self._step(self._base().pip(*_flat(packages)))
+        return self._step(self._base().pip(*_flat(packages), index_url=_pip.index_url()))
 
     def run_commands(self, *commands: str | Sequence[str]) -> "Image":
         core = self._base()
@@ -256,7 +257,7 @@ class Sandbox:
                 name=f"{app.app_id}-{_slug(name, 'name')}" if name else None, timeout=timeout,
                 memory=f"{memory}m" if memory else None, cpus=cpu, workdir=workdir,
                 network=None if block_network else ({"mode": "allow", "allow": list(cidr_allowlist)} if cidr_allowlist
-                                                    else "open"),
+                                                    else _pip.network()),
                 ports=list(encrypted_ports) or None,
                 volumes=[{"name": v.name, "path": p, "read_only": False} for p, v in (volumes or {}).items()] or None)
         except PaddockError as e:
