@@ -14,13 +14,17 @@ from paddock.compat.buildfunctions import Buildfunctions, BuildfunctionsError, C
 
 
 def test_an_image_built_from_steps(client: paddock.Client) -> None:
-    image = paddock.Image.debian("bookworm", slim=True).run("echo built > /built.txt").env("MODE", "py")
+    local = tempfile.mkdtemp()
+    with open(os.path.join(local, "conf.ini"), "w") as f:
+        f.write("[x]\n")
+    image = (paddock.Image.debian("bookworm", slim=True).run("echo built > /built.txt").env("MODE", "py")
+             .workdir("/app").copy(os.path.join(local, "conf.ini"), "conf.ini"))
     name = client.images.build(image)
     lines: list[str] = []
     assert client.images.build(image, on_log=lines.append) == name  # the same steps: the daemon's cache
     assert lines, "the build streamed no event"
     with client.create(image=name, timeout=60) as sb:
-        assert sb.exec("sh", "-c", "cat /built.txt; echo $MODE").stdout_text == "built\npy\n"
+        assert sb.exec("sh", "-c", "cat /built.txt; echo $MODE; cat /app/conf.ini").stdout_text == "built\npy\n[x]\n"
 
 
 def test_bentoml(client: paddock.Client) -> None:

@@ -11,12 +11,34 @@ from ._errors import UnavailableError, from_body
 CONTROL_TIMEOUT = 60.0
 
 
+def _no_delay_transport() -> httpx.HTTPTransport:
+    """httpx's transport with TCP_NODELAY on its sockets: h11 writes a request's headers and body separately,
+    and Nagle's algorithm would hold the body until the daemon's delayed ACK of the headers (40 ms a call)."""
+    transport = httpx.HTTPTransport()
+    try:
+        import socket
+
+        import httpcore
+        from httpcore.backends.sync import SyncBackend
+
+        class NoDelay(SyncBackend):  # type: ignore[misc]
+            def connect_tcp(self, *args: Any, **kwargs: Any) -> Any:
+                stream = super().connect_tcp(*args, **kwargs)
+                stream.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                return stream
+
+        transport._pool = httpcore.ConnectionPool(network_backend=NoDelay())  # type: ignore[attr-defined]
+    except (ImportError, AttributeError, TypeError):
+        pass  # another httpx: its own defaults
+    return transport
+
+
 class Transport:
     def __init__(self, url: str, token: str) -> None:
         self.url = url.rstrip("/")
         self.token = token
         self._http = httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {token}"},
-                                  timeout=CONTROL_TIMEOUT)
+                                  timeout=CONTROL_TIMEOUT, transport=_no_delay_transport())
 
     def request(self, method: str, path: str, *, json: Any = None, params: Any = None, content: Any = None,
                 headers: dict[str, str] | None = None, timeout: float | None = None) -> httpx.Response:

@@ -14,8 +14,10 @@ if TYPE_CHECKING:
 class Image:
     """An image as steps, like the Java builder's: ``Image.debian("bookworm").apt("git").pip("numpy")``."""
 
-    def __init__(self, steps: list[dict[str, Any]]) -> None:
+    def __init__(self, steps: list[dict[str, Any]], local: dict[str, str] | None = None, workdir: str = "/") -> None:
         self.steps = steps
+        self.local = dict(local or {})
+        self._workdir = workdir
 
     @staticmethod
     def debian(suite: str = "bookworm", slim: bool = False) -> "Image":
@@ -25,8 +27,21 @@ class Image:
     def base(reference: str) -> "Image":
         return Image([{"type": "from", "base": reference}])
 
-    def _with(self, step: dict[str, Any]) -> "Image":
-        return Image(self.steps + [step])
+    def _with(self, step: dict[str, Any], local: dict[str, str] | None = None, workdir: str | None = None) -> "Image":
+        return Image(self.steps + [step], {**self.local, **(local or {})}, workdir or self._workdir)
+
+    def copy(self, local: str, dest: str, chown: str | None = None) -> "Image":
+        """Copies a local file or directory into the image at ``dest`` (relative: against the working directory);
+        links in it are copied as links, never followed."""
+        import os
+        if not os.path.exists(local):
+            raise ValueError(f"copy: '{local}' does not exist")
+        name = f"local-{len(self.local)}/{os.path.basename(os.path.abspath(local))}"
+        target = dest if dest.startswith("/") else self._workdir.rstrip("/") + "/" + dest
+        step: dict[str, Any] = {"type": "copy", "source": name, "dest": target}
+        if chown:
+            step["chown"] = chown
+        return self._with(step, {name: os.path.abspath(local)})
 
     def apt(self, *packages: str) -> "Image":
         return self._with({"type": "apt", "packages": list(packages)})
@@ -47,7 +62,8 @@ class Image:
         return self._with({"type": "env", "key": key, "value": value})
 
     def workdir(self, path: str) -> "Image":
-        return self._with({"type": "workdir", "path": path})
+        target = path if path.startswith("/") else self._workdir.rstrip("/") + "/" + path
+        return self._with({"type": "workdir", "path": path}, workdir=target)
 
     def key(self) -> str:
         """A name for these steps: the same steps, the same name (and the daemon's build cache)."""
@@ -64,10 +80,12 @@ class Images:
         name = tag or f"py/{image.key()}:1"
         buf = io.BytesIO()
         data = json.dumps({"steps": image.steps}).encode()
-        with tarfile.open(fileobj=buf, mode="w") as tar:
+        with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
             info = tarfile.TarInfo("image.json")
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
+            for name, path in image.local.items():
+                tar.add(path, arcname=name, recursive=True)
         if on_log is None:
             self._c._http.call("POST", "/v1/images/build-spec", params={"tag": name}, content=buf.getvalue(),
                                headers={"Content-Type": "application/x-tar"}, timeout=3600)

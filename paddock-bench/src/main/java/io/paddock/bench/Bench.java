@@ -56,7 +56,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Latencies are "start → first stdout byte of {@code echo hi}" unless a row says otherwise.
  */
 public final class Bench {
-    static final List<String> ALL = List.of("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "P12", "P13", "P14", "P15");
+    static final List<String> ALL = List.of("P1", "P2", "P3", "P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "P12", "P13", "P14", "P15", "P16");
     public static final Path DEFAULT_CACHE = Path.of("/var/cache/paddock-bench");
 
     /**
@@ -220,6 +220,8 @@ public final class Bench {
                         io.paddock.image.internal.store.ImageStore.deleteTree(work);
                     }
                 });
+                timed("P16", () -> new PythonFigure(report, out, spec, n(30, 10, 3), n(300, 100, 5),
+                        Math.max(16, Math.round((o.quick() ? 256 : 1024) * o.scale())) << 20).run(plain, repoRoot()));
             }
             timed("P9", this::p9);
         } finally {
@@ -1163,6 +1165,16 @@ public final class Bench {
             Thread.sleep(1);
         }
         throw new IllegalStateException("the warm pool did not refill within 60 s: " + p.poolStats());
+    }
+
+    /** The repository the harness runs from (its python/ holds the Python client's part of P16). */
+    private static Path repoRoot() {
+        for (Path p = Path.of("").toAbsolutePath(); p != null; p = p.getParent()) {
+            if (Files.isRegularFile(p.resolve("python/bench/bench.py"))) {
+                return p;
+            }
+        }
+        return Path.of("").toAbsolutePath();
     }
 
     private long createFirstByte(Paddock p) throws Exception {
