@@ -31,7 +31,7 @@ def test_bentoml(client: paddock.Client) -> None:
     name = "bento-" + uuid.uuid4().hex[:6]
     sb = bentoml.sandbox.create(envs={"HF_TOKEN": "abdef"}, labels={"foo": "bar"}, name=name)
     sb.wait_until_ready(log_polling=True)
-    result = sb.exec("python3", "-c", "import sys;print(sys.version_info[0])")
+    result = sb.exec("python", "-c", "import sys;print(sys.version_info[0])")
     assert result.stdout.read() == "3\n"
     result = sb.exec("sh", "-c", "echo $HF_TOKEN; echo two")
     assert list(result.stdout) == ["abdef\n", "two\n"]

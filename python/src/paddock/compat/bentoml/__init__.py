@@ -9,7 +9,9 @@ from ..._errors import PaddockError
 from ..._images import Image as _CoreImage
 from ..._sandbox import Sandbox as _CoreSandbox
 from .. import _pip
-from ..modal import ContainerProcess  # the same streams: stdout.read() and line iteration
+from ..modal import _COMPAT_BIN, ContainerProcess  # the same streams: stdout.read() and line iteration
+
+_PATH = f"{_COMPAT_BIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 __all__ = ["sandbox", "images", "BentoCloudClient", "BentoMLException"]
 
@@ -61,7 +63,7 @@ class Sandbox:
     def exec(self, *args: str, **unsupported: Any) -> ContainerProcess:
         if unsupported:
             raise BentoMLException(f"{', '.join(sorted(unsupported))}: not supported by Paddock's exec")
-        return ContainerProcess(self._core.start(*args))
+        return ContainerProcess(self._core.start(*args, env={"PATH": _PATH}))
 
     def destroy(self) -> None:
         self._core.destroy()
@@ -87,8 +89,11 @@ class _SandboxApi:
         api = client.sandbox if isinstance(client, BentoCloudClient) else self
         try:
             ref = api._c().images.build(image._core) if image is not None else None
-            core = api._c().create(image=ref, entrypoint=list(cmd) if cmd else None, env=envs, labels=labels,
-                                   name=name, network=_pip.network(), timeout=3600)
+            core = api._c().create(image=ref, entrypoint=list(cmd) if cmd else None, env={"PATH": _PATH, **(envs or {})},
+                                   labels=labels, name=name, network=_pip.network(), timeout=3600)
+            if ref is None:
+                # BentoML's default image has `python`: the host image has python3, so a `python` goes on the PATH.
+                core.exec("sh", "-c", f"mkdir -p {_COMPAT_BIN} && ln -sf /usr/bin/python3 {_COMPAT_BIN}/python")
         except PaddockError as e:
             raise BentoMLException(str(e)) from e
         return Sandbox(core)
