@@ -137,25 +137,9 @@ public abstract class OciTier implements SandboxRuntime {
         SandboxId id = request.id();
         Deque<Runnable> undo = new ArrayDeque<>();
         Path bundle = bundle(id);
-        FileChannel inRw = null;
-        FileChannel outRw = null;
         try {
-            // The bundle appears under its final name only with its owner recorded, so that a reconciler in
-            // another engine never sees an ownerless bundle it could take for an orphan.
-            Path staging = host.sandboxesDir().resolve("." + id.value());
-            Files.createDirectory(staging);
-            undo.push(() -> deleteTree(staging));
-            Files.setPosixFilePermissions(staging, PosixFilePermissions.fromString("rwx------"));
-            Files.writeString(staging.resolve("owner"), request.owner(), StandardCharsets.UTF_8);
-            Files.writeString(staging.resolve("runtime"), name(), StandardCharsets.UTF_8);
-            Files.move(staging, bundle, StandardCopyOption.ATOMIC_MOVE);
-            undo.push(() -> deleteTree(bundle));
-            UidLeases uids = host.uids();
-            int slot = uids.acquire(id);
-            undo.push(() -> uids.release(slot, id));
-            Files.writeString(bundle.resolve("slot"), Integer.toString(slot), StandardCharsets.UTF_8);
-
-            BundlePlan plan = plan(request, uids.firstId(slot), bundle);
+            int slot = createBundle(id, request.owner(), undo);
+            BundlePlan plan = plan(request, host.uids().firstId(slot), bundle);
             if (request.image().isPresent()) {
                 plan = mountImageRoot(id, request, plan, undo);
             } else {
@@ -187,41 +171,77 @@ public abstract class OciTier implements SandboxRuntime {
             }
             OciSpec spec = OciSpecBuilder.build(plan);
             Files.write(bundle.resolve("config.json"), JSON.writeValueAsBytes(spec));
+            BundlePlan built = plan;
+            return runWithChannel(id, bundle, request.preamble(), undo,
+                    (toInit, fromInit, log) -> launch(id, bundle, built, toInit, fromInit, log));
+        } catch (IOException | RuntimeException e) {
+            throw unwind(e, undo, "creating sandbox " + id);
+        }
+    }
 
-            Path toInit = bundle.resolve("to-init");
-            Path fromInit = bundle.resolve("from-init");
-            Fifos.create(toInit, fromInit);
-            // Opening a FIFO read-write never blocks, so both ends exist before the runtime opens them.
-            inRw = new RandomAccessFile(toInit.toFile(), "rw").getChannel();
-            outRw = new RandomAccessFile(fromInit.toFile(), "rw").getChannel();
-            writeFully(inRw, request.preamble());
+    /**
+     * A new sandbox's bundle, root's only: it appears under its final name only with its owner recorded, so that
+     * a reconciler in another engine never sees an ownerless bundle it could take for an orphan; then its uid
+     * range is leased. Returns the lease's slot; each step pushes its undo.
+     */
+    private int createBundle(SandboxId id, String owner, Deque<Runnable> undo) throws IOException {
+        Path bundle = bundle(id);
+        Path staging = host.sandboxesDir().resolve("." + id.value());
+        Files.createDirectory(staging);
+        undo.push(() -> deleteTree(staging));
+        Files.setPosixFilePermissions(staging, PosixFilePermissions.fromString("rwx------"));
+        Files.writeString(staging.resolve("owner"), owner, StandardCharsets.UTF_8);
+        Files.writeString(staging.resolve("runtime"), name(), StandardCharsets.UTF_8);
+        Files.move(staging, bundle, StandardCopyOption.ATOMIC_MOVE);
+        undo.push(() -> deleteTree(bundle));
+        UidLeases uids = host.uids();
+        int slot = uids.acquire(id);
+        undo.push(() -> uids.release(slot, id));
+        Files.writeString(bundle.resolve("slot"), Integer.toString(slot), StandardCharsets.UTF_8);
+        return slot;
+    }
 
+    /** Starts the runtime of a prepared bundle with the init's stdio connected to the FIFOs (launch or restore). */
+    @FunctionalInterface
+    private interface Launcher {
+        void run(Path toInit, Path fromInit, Path log) throws IOException;
+    }
+
+    /**
+     * The init's channel around {@code launcher}: the FIFOs made and held read-write (opening a FIFO read-write
+     * never blocks, so both ends exist before the runtime opens them) with {@code preamble} written first; once the
+     * init holds its ends, one-directional ends replace them, so that its death reads as end of file and writes to
+     * a dead init fail instead of filling the pipe. Pushes the runtime's undo.
+     */
+    private RuntimeSandbox runWithChannel(SandboxId id, Path bundle, byte[] preamble, Deque<Runnable> undo,
+                                          Launcher launcher) throws IOException {
+        Path toInit = bundle.resolve("to-init");
+        Path fromInit = bundle.resolve("from-init");
+        Fifos.create(toInit, fromInit);
+        try (FileChannel inRw = new RandomAccessFile(toInit.toFile(), "rw").getChannel();
+             FileChannel outRw = new RandomAccessFile(fromInit.toFile(), "rw").getChannel()) {
+            writeFully(inRw, preamble);
             undo.push(() -> removeFromRuntime(id));
             undo.push(() -> host.cgroups().killAndRemove(cgroupsPath(id)));
-            launch(id, bundle, plan, toInit, fromInit, bundle.resolve("init.log"));
-
-            // Now the init holds its ends: switch to one-directional ends so that its death reads as end of
-            // file and writes to a dead init fail instead of filling the pipe.
-            RuntimeSandbox rt = openChannel(id, toInit, fromInit);
-            inRw.close();
-            outRw.close();
-            return rt;
-        } catch (IOException | RuntimeException e) {
-            closeQuietly(inRw);
-            closeQuietly(outRw);
-            List<Throwable> cleanupFailures = new ArrayList<>();
-            while (!undo.isEmpty()) {
-                try {
-                    undo.pop().run();
-                } catch (RuntimeException ce) {
-                    cleanupFailures.add(ce);
-                }
-            }
-            SandboxException ex = e instanceof SandboxException se ? se
-                    : new SandboxException(ErrorCode.INTERNAL, "creating sandbox " + id + " failed: " + e, e);
-            cleanupFailures.forEach(ex::addSuppressed);
-            throw ex;
+            launcher.run(toInit, fromInit, bundle.resolve("init.log"));
+            return openChannel(id, toInit, fromInit);
         }
+    }
+
+    /** Runs every undo (newest first) of a failed start or fork and returns the failure to throw, undo failures suppressed. */
+    private static SandboxException unwind(Exception e, Deque<Runnable> undo, String what) {
+        List<Throwable> cleanupFailures = new ArrayList<>();
+        while (!undo.isEmpty()) {
+            try {
+                undo.pop().run();
+            } catch (RuntimeException ce) {
+                cleanupFailures.add(ce);
+            }
+        }
+        SandboxException ex = e instanceof SandboxException se ? se
+                : new SandboxException(ErrorCode.INTERNAL, what + " failed: " + e, e);
+        cleanupFailures.forEach(ex::addSuppressed);
+        return ex;
     }
 
     /**
@@ -538,62 +558,24 @@ public abstract class OciTier implements SandboxRuntime {
         SandboxId id = request.id();
         Deque<Runnable> undo = new ArrayDeque<>();
         Path bundle = bundle(id);
-        FileChannel inRw = null;
-        FileChannel outRw = null;
         try {
             Integer sourceSlot = readSlot(bundle(source));
             if (sourceSlot == null) {
                 throw new SandboxException(ErrorCode.NOT_FOUND, "sandbox " + source + " has no uid range on this host");
             }
             String config = Files.readString(bundle(source).resolve("config.json"), StandardCharsets.UTF_8);
-            Path staging = host.sandboxesDir().resolve("." + id.value());
-            Files.createDirectory(staging);
-            undo.push(() -> deleteTree(staging));
-            Files.setPosixFilePermissions(staging, PosixFilePermissions.fromString("rwx------"));
-            Files.writeString(staging.resolve("owner"), request.owner(), StandardCharsets.UTF_8);
-            Files.writeString(staging.resolve("runtime"), name(), StandardCharsets.UTF_8);
-            Files.move(staging, bundle, StandardCopyOption.ATOMIC_MOVE);
-            undo.push(() -> deleteTree(bundle));
+            int slot = createBundle(id, request.owner(), undo);
             UidLeases uids = host.uids();
-            int slot = uids.acquire(id);
-            undo.push(() -> uids.release(slot, id));
-            Files.writeString(bundle.resolve("slot"), Integer.toString(slot), StandardCharsets.UTF_8);
             Files.write(bundle.resolve("config.json"), ForkSpec.retarget(config, source.value(), id.value(),
                     uids.firstId(sourceSlot), uids.firstId(slot)));
             forkFilesystems(source, id, request, uids.firstId(sourceSlot), uids.firstId(slot), undo);
             if (Files.isRegularFile(bundle(source).resolve(Filesystems.FILE))) {
                 Files.copy(bundle(source).resolve(Filesystems.FILE), bundle.resolve(Filesystems.FILE));
             }
-
-            Path toInit = bundle.resolve("to-init");
-            Path fromInit = bundle.resolve("from-init");
-            Fifos.create(toInit, fromInit);
-            inRw = new RandomAccessFile(toInit.toFile(), "rw").getChannel();
-            outRw = new RandomAccessFile(fromInit.toFile(), "rw").getChannel();
-            writeFully(inRw, request.preamble());
-
-            undo.push(() -> removeFromRuntime(id));
-            undo.push(() -> host.cgroups().killAndRemove(cgroupsPath(id)));
-            restoreForkInRuntime(source, id, bundle, toInit, fromInit, bundle.resolve("init.log"));
-            RuntimeSandbox rt = openChannel(id, toInit, fromInit);
-            inRw.close();
-            outRw.close();
-            return rt;
+            return runWithChannel(id, bundle, request.preamble(), undo,
+                    (toInit, fromInit, log) -> restoreForkInRuntime(source, id, bundle, toInit, fromInit, log));
         } catch (IOException | RuntimeException e) {
-            closeQuietly(inRw);
-            closeQuietly(outRw);
-            List<Throwable> cleanupFailures = new ArrayList<>();
-            while (!undo.isEmpty()) {
-                try {
-                    undo.pop().run();
-                } catch (RuntimeException ce) {
-                    cleanupFailures.add(ce);
-                }
-            }
-            SandboxException ex = e instanceof SandboxException se ? se
-                    : new SandboxException(ErrorCode.INTERNAL, "forking sandbox " + source + " as " + id + " failed: " + e, e);
-            cleanupFailures.forEach(ex::addSuppressed);
-            throw ex;
+            throw unwind(e, undo, "forking sandbox " + source + " as " + id);
         }
     }
 
