@@ -7,6 +7,7 @@ import io.paddock.SandboxException;
 import io.paddock.SandboxSpec;
 import io.paddock.code.CodeRequest;
 import io.paddock.langchain4j.internal.LazySandbox;
+import io.paddock.langchain4j.internal.Options;
 import io.paddock.langchain4j.internal.Reports;
 
 import java.time.Duration;
@@ -88,28 +89,19 @@ public final class PaddockCodeExecutionEngine implements CodeExecutionEngine, Au
 
         /** Any language of paddock-code's table that the sandbox's image has (default {@code python}). */
         public Builder language(String language) {
-            if (language == null || language.isBlank()) {
-                throw SandboxException.invalid("language", "must not be empty");
-            }
-            this.language = language.strip();
+            this.language = Options.language("language", language);
             return this;
         }
 
         /** How long one run may take (default 60 s); past it, its process tree is killed. */
         public Builder timeout(Duration timeout) {
-            if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-                throw SandboxException.invalid("timeout", "must be positive, got " + timeout);
-            }
-            this.timeout = timeout;
+            this.timeout = Options.timeout(timeout);
             return this;
         }
 
         /** The longest text of one part of the answer (stdout, stderr) before it is cut (default 20,000). */
         public Builder maxOutputChars(int maxOutputChars) {
-            if (maxOutputChars < 100) {
-                throw SandboxException.invalid("maxOutputChars", "must be at least 100, got " + maxOutputChars);
-            }
-            this.maxOutputChars = maxOutputChars;
+            this.maxOutputChars = Options.maxOutputChars(maxOutputChars);
             return this;
         }
 

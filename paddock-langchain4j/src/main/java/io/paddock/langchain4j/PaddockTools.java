@@ -9,6 +9,7 @@ import io.paddock.SandboxException;
 import io.paddock.SandboxSpec;
 import io.paddock.code.CodeRequest;
 import io.paddock.langchain4j.internal.LazySandbox;
+import io.paddock.langchain4j.internal.Options;
 import io.paddock.langchain4j.internal.Reports;
 
 import java.nio.charset.StandardCharsets;
@@ -144,28 +145,19 @@ public final class PaddockTools implements AutoCloseable {
 
         /** The language of {@code run_code} when the model names none (default {@code python}). */
         public Builder defaultLanguage(String language) {
-            if (language == null || language.isBlank()) {
-                throw SandboxException.invalid("defaultLanguage", "must not be empty");
-            }
-            this.defaultLanguage = language.strip();
+            this.defaultLanguage = Options.language("defaultLanguage", language);
             return this;
         }
 
         /** How long one code run or shell command may take (default 60 s); past it, it is stopped. */
         public Builder timeout(Duration timeout) {
-            if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-                throw SandboxException.invalid("timeout", "must be positive, got " + timeout);
-            }
-            this.timeout = timeout;
+            this.timeout = Options.timeout(timeout);
             return this;
         }
 
         /** The longest text of one part of an answer (stdout, stderr, a file) before it is cut (default 20,000). */
         public Builder maxOutputChars(int maxOutputChars) {
-            if (maxOutputChars < 100) {
-                throw SandboxException.invalid("maxOutputChars", "must be at least 100, got " + maxOutputChars);
-            }
-            this.maxOutputChars = maxOutputChars;
+            this.maxOutputChars = Options.maxOutputChars(maxOutputChars);
             return this;
         }
 
