@@ -9,9 +9,7 @@ from ..._errors import PaddockError
 from ..._images import Image as _CoreImage
 from ..._sandbox import Sandbox as _CoreSandbox
 from .. import _pip
-from ..modal import _COMPAT_BIN, ContainerProcess  # the same streams: stdout.read() and line iteration
-
-_PATH = f"{_COMPAT_BIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+from ..modal import _PATH, ContainerProcess, _python_on_path  # the same streams: stdout.read() and lines
 
 __all__ = ["sandbox", "images", "BentoCloudClient", "BentoMLException"]
 
@@ -92,8 +90,7 @@ class _SandboxApi:
             core = api._c().create(image=ref, entrypoint=list(cmd) if cmd else None, env={"PATH": _PATH, **(envs or {})},
                                    labels=labels, name=name, network=_pip.network(), timeout=3600)
             if ref is None:
-                # BentoML's default image has `python`: the host image has python3, so a `python` goes on the PATH.
-                core.exec("sh", "-c", f"mkdir -p {_COMPAT_BIN} && ln -sf /usr/bin/python3 {_COMPAT_BIN}/python")
+                _python_on_path(core)
         except PaddockError as e:
             raise BentoMLException(str(e)) from e
         return Sandbox(core)

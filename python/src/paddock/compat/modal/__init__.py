@@ -23,6 +23,12 @@ __all__ = ["App", "Sandbox", "Image", "Secret", "Volume", "enable_output", "exce
 
 APP_LABEL = "modal.app"
 _COMPAT_BIN = "/opt/.paddock-modal/bin"
+_PATH = f"{_COMPAT_BIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def _python_on_path(core: "_CoreSandbox") -> None:
+    """The seeds' default images have `python`; the host image has python3: a `python` goes into _COMPAT_BIN."""
+    core.exec("sh", "-c", f"mkdir -p {_COMPAT_BIN} && ln -sf /usr/bin/python3 {_COMPAT_BIN}/python")
 _client: Optional[Client] = None
 
 
@@ -247,7 +253,7 @@ class Sandbox:
             raise exception.InvalidError(f"{', '.join(sorted(unsupported))}: not supported by Paddock's Sandbox.create")
         if app is None:
             raise exception.InvalidError("app: Sandboxes require an App (modal.App.lookup(name, create_if_missing=True))")
-        env: dict[str, str] = {"PATH": f"{_COMPAT_BIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+        env: dict[str, str] = {"PATH": _PATH}
         for s in secrets:
             env.update(s.values)
         ref = image._reference() if image is not None else None
@@ -263,8 +269,7 @@ class Sandbox:
         except PaddockError as e:
             raise exception.translate(e) from e
         if ref is None:
-            # Modal's default image has `python`: the host image has python3, so a `python` goes on the PATH.
-            core.exec("sh", "-c", f"mkdir -p {_COMPAT_BIN} && ln -sf /usr/bin/python3 {_COMPAT_BIN}/python")
+            _python_on_path(core)
         if workdir:
             core.exec("mkdir", "-p", workdir)
         process = core.start(*entrypoint_args, env=env, timeout=timeout) if entrypoint_args else None
@@ -304,7 +309,7 @@ class Sandbox:
              secrets: Sequence[Secret] = (), **unsupported: Any) -> ContainerProcess:
         if unsupported:
             raise exception.InvalidError(f"{', '.join(sorted(unsupported))}: not supported by Paddock's exec")
-        env: dict[str, str] = {"PATH": f"{_COMPAT_BIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+        env: dict[str, str] = {"PATH": _PATH}
         for s in secrets:
             env.update(s.values)
         try:
