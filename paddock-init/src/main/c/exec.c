@@ -7,7 +7,12 @@
  * The shim exists so that every orphaned descendant of the command is reparented to it, not to the init:
  * the init then knows which exec a process belongs to (the tree under the shim), and the kernel keeps
  * doing the bookkeeping for us. The shim reports over a private pipe with fixed-size records, each one
- * write() of less than PIPE_BUF, so records arrive whole. */
+ * write() of less than PIPE_BUF, so records arrive whole.
+ *
+ * A command with SPAWN_PTY runs on a pseudo-terminal instead of pipes: its stdin, stdout and stderr are the
+ * terminal's slave side (also its controlling terminal), and the init holds the master, which it reads as
+ * the exec's stdout and writes the exec's stdin to. The master reads EIO once every slave descriptor is
+ * closed: that is the end of its output, as end of file is for a pipe. */
 #include "init.h"
 
 #include <dirent.h>
@@ -18,10 +23,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,9 +54,11 @@ struct exec {
     struct shim_rec rec;       /* partial record being read */
     size_t rec_len;
 
-    int stdin_fd;              /* write end of the command's stdin pipe, -1 if none/closed */
+    int stdin_fd;              /* write end of the command's stdin pipe (a pty: the master), -1 if none/closed */
     struct buf stdin_buf;      /* at most STDIN_WINDOW bytes */
     int stdin_close_req;
+    int pty;                   /* runs on a pseudo-terminal: out_fd[0] and stdin_fd are its master */
+    int eof_pending;           /* pty: end-of-file characters to type once stdin_buf is written */
 
     int out_fd[2];             /* read ends of stdout/stderr, -1 at EOF */
     uint64_t out_win[2];
@@ -302,6 +312,8 @@ void exec_spawn_too_big(uint32_t chan)
     fail_now(chan, E2BIG, "spawn request too large");
 }
 
+static void write_stdin(struct exec *e);
+
 /* ---------------------------------------------------------------- the command and its shim */
 
 static void close_from(int lo, int hi_incl)
@@ -392,6 +404,8 @@ static void run_command(struct spawn_req *s, int errfd)
     sigprocmask(SIG_SETMASK, &none, NULL);
     if (setsid() < 0)
         child_fail(errfd, errno, "setsid", NULL);
+    if ((s->flags & SPAWN_PTY) && ioctl(0, TIOCSCTTY, 0) < 0)
+        child_fail(errfd, errno, "set the controlling terminal", NULL);
     close_from(3, errfd - 1);
     close_from(errfd + 1, INT32_MAX);
     for (uint32_t i = 0; i < s->n_rlim; i++) {
@@ -516,6 +530,40 @@ static void run_shim(struct spawn_req *s)
     _exit(0);
 }
 
+/* A pseudo-terminal of the requested size whose slave side belongs to the command's user, as login makes
+ * it. Both descriptors are close-on-exec; 0 or -1 with errno. */
+static int open_pty(const struct spawn_req *s, int *master, int *slave)
+{
+    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (m < 0)
+        return -1;
+    int sl = -1;
+    if (unlockpt(m) == 0) {
+        sl = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (sl < 0) {
+            /* Kernels before 4.13 and gVisor: by name, in this mount namespace's own devpts. */
+            char name[64];
+            if (ptsname_r(m, name, sizeof(name)) == 0)
+                sl = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        }
+    }
+    if (sl < 0) {
+        int saved = errno;
+        close(m);
+        errno = saved;
+        return -1;
+    }
+    /* Best effort: the command can use its open descriptors either way. */
+    if (fchown(sl, s->uid, s->gid) < 0 || fchmod(sl, 0620) < 0)
+        logmsg("pty: could not give the terminal to uid %u: %s", s->uid, strerror(errno));
+    struct winsize ws = {(unsigned short)s->rows, (unsigned short)s->cols, 0, 0};
+    if (ioctl(m, TIOCSWINSZ, &ws) < 0)
+        logmsg("pty: TIOCSWINSZ: %s", strerror(errno));
+    *master = m;
+    *slave = sl;
+    return 0;
+}
+
 void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
 {
     if (id == 0) {
@@ -548,7 +596,21 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
     }
     int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, st[2] = {-1, -1};
     int ok = 1;
-    if (s.flags & SPAWN_STDIN_PIPE) {
+    int pty = (s.flags & SPAWN_PTY) != 0;
+    if (pty) {
+        /* The slave is the command's stdin, stdout and stderr; the master is read as stdout and written as
+         * stdin. No stderr: the terminal merges it. Copies, so that each end below is closed once. */
+        int master, slave;
+        ok = open_pty(&s, &master, &slave) == 0;
+        if (ok) {
+            in[0] = slave;
+            out[0] = master;
+            in[1] = fcntl(master, F_DUPFD_CLOEXEC, 0);
+            out[1] = fcntl(slave, F_DUPFD_CLOEXEC, 0);
+            err[1] = fcntl(slave, F_DUPFD_CLOEXEC, 0);
+            ok = in[1] >= 0 && out[1] >= 0 && err[1] >= 0;
+        }
+    } else if (s.flags & SPAWN_STDIN_PIPE) {
         ok = pipe2(in, O_CLOEXEC) == 0;
     } else {
         in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -556,7 +618,9 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
             close_fd(&in[1]); /* no /dev/null: an empty pipe reads the same */
         ok = in[0] >= 0;
     }
-    ok = ok && pipe2(out, O_CLOEXEC) == 0 && pipe2(err, O_CLOEXEC) == 0 && pipe2(st, O_CLOEXEC) == 0;
+    if (!pty)
+        ok = ok && pipe2(out, O_CLOEXEC) == 0 && pipe2(err, O_CLOEXEC) == 0;
+    ok = ok && pipe2(st, O_CLOEXEC) == 0;
     struct exec *e = ok ? calloc(1, sizeof(*e)) : NULL;
     if (!e) {
         int saved = errno ? errno : ENOMEM;
@@ -610,6 +674,9 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
     buf_init(&e->stdin_buf, STDIN_WINDOW);
     e->out_fd[0] = out[0];
     e->out_fd[1] = err[0];
+    e->pty = pty;
+    /* Nothing will be typed: end of file at once, as /dev/null would give. */
+    e->eof_pending = pty && !(s.flags & SPAWN_STDIN_PIPE);
     for (int i = 0; i < 2; i++) {
         e->out_win[i] = s.win[i];
         e->out_cap[i] = s.cap[i];
@@ -627,6 +694,8 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
     n_live++;
     n_records++;
     spawn_req_free(&s);
+    if (e->eof_pending)
+        write_stdin(e);
 }
 
 /* ---------------------------------------------------------------- shim reports */
@@ -767,7 +836,8 @@ static void write_stdin(struct exec *e)
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             return;
         if (n < 0) {
-            /* EPIPE: the command closed its stdin. Drop what is buffered, give the window back. */
+            /* EPIPE (EIO for a terminal): the command closed its stdin. Drop what is buffered, give the
+             * window back. */
             buf_clear(&e->stdin_buf);
             send_window(e->id, 0, (uint32_t)used);
             close_fd(&e->stdin_fd);
@@ -778,6 +848,18 @@ static void write_stdin(struct exec *e)
     }
     if (buf_used(&e->stdin_buf) == 0) {
         buf_clear(&e->stdin_buf);
+        /* A terminal's "close" types Ctrl-D after what was typed before it; the terminal stays open. */
+        while (e->eof_pending > 0 && e->stdin_fd >= 0) {
+            ssize_t n = write(e->stdin_fd, "\x04", 1);
+            if (n == 1) {
+                e->eof_pending--;
+            } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+                return;
+            } else {
+                e->eof_pending = 0;
+                close_fd(&e->stdin_fd);
+            }
+        }
         if (e->stdin_close_req)
             close_fd(&e->stdin_fd);
     }
@@ -814,9 +896,31 @@ void exec_stdin_close(uint32_t id)
     struct exec *e = find(id);
     if (!e)
         return;
+    if (e->pty) {
+        if (e->stdin_fd >= 0) {
+            e->eof_pending++;
+            write_stdin(e);
+        }
+        return;
+    }
     e->stdin_close_req = 1;
     if (buf_used(&e->stdin_buf) == 0)
         close_fd(&e->stdin_fd);
+}
+
+void exec_resize(uint32_t id, uint32_t rows, uint32_t cols)
+{
+    struct exec *e = find(id);
+    if (!e || !e->pty || e->out_fd[0] < 0)
+        return;
+    if (rows < 1 || rows > 65535 || cols < 1 || cols > 65535) {
+        logmsg("exec %u: RESIZE to %ux%u ignored", id, cols, rows);
+        return;
+    }
+    /* The kernel sends SIGWINCH to the terminal's foreground process group. */
+    struct winsize ws = {(unsigned short)rows, (unsigned short)cols, 0, 0};
+    if (ioctl(e->out_fd[0], TIOCSWINSZ, &ws) < 0)
+        logmsg("exec %u: TIOCSWINSZ: %s", id, strerror(errno));
 }
 
 void exec_signal(uint32_t id, uint32_t sig, uint8_t scope)
@@ -922,7 +1026,7 @@ int exec_poll_add(struct pollfd *pfd, void **tags, int *kinds, int n, int max)
             tags[n] = e;
             kinds[n++] = K_STATUS;
         }
-        if (e->stdin_fd >= 0 && buf_used(&e->stdin_buf) > 0) {
+        if (e->stdin_fd >= 0 && (buf_used(&e->stdin_buf) > 0 || e->eof_pending)) {
             pfd[n] = (struct pollfd){e->stdin_fd, POLLOUT, 0};
             tags[n] = e;
             kinds[n++] = K_STDIN;

@@ -235,6 +235,13 @@ static void dispatch(const struct frame *f)
             exec_signal(f->chan, sig, scope);
         break;
     }
+    case M_RESIZE: {
+        uint32_t rows = rd_u32(&r);
+        uint32_t cols = rd_u32(&r);
+        if (!r.err)
+            exec_resize(f->chan, rows, cols);
+        break;
+    }
     case M_WINDOW: {
         uint8_t stream = rd_u8(&r);
         uint32_t inc = rd_u32(&r);

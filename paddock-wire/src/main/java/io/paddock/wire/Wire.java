@@ -24,6 +24,7 @@ import io.paddock.SandboxLogs;
 import io.paddock.SandboxSpec;
 import io.paddock.SandboxState;
 import io.paddock.StopReason;
+import io.paddock.TerminalSize;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -312,7 +313,9 @@ public final class Wire {
 
     // ---- ExecRequest ----
 
-    private static final Set<String> EXEC_FIELDS = Set.of("argv", "env", "cwd", "timeout_ms", "stdin", "output_limit_bytes");
+    private static final Set<String> EXEC_FIELDS = Set.of("argv", "env", "cwd", "timeout_ms", "stdin", "output_limit_bytes",
+            "terminal");
+    private static final Set<String> TERMINAL_FIELDS = Set.of("cols", "rows");
 
     public static ExecRequest execRequest(JsonNode json) {
         ObjectNode o = JsonFields.object(json, "body");
@@ -330,7 +333,24 @@ public final class Wire {
             }
             b.outputLimit(ByteSize.bytes(n));
         });
+        field(o, "terminal").ifPresent(v -> b.terminal(terminalSize(v, "terminal")));
         return b.build();
+    }
+
+    /** {@code {"cols": C, "rows": R}}: a terminal's size, in an exec request or a {@code resize} message. */
+    public static TerminalSize terminalSize(JsonNode json, String what) {
+        ObjectNode o = JsonFields.object(json, what);
+        onlyFields(o, what, TERMINAL_FIELDS);
+        JsonNode cols = field(o, "cols").orElseThrow(() -> SandboxException.invalid(what + ".cols", "is required"));
+        JsonNode rows = field(o, "rows").orElseThrow(() -> SandboxException.invalid(what + ".rows", "is required"));
+        return new TerminalSize(JsonFields.int32(cols, what + ".cols"), JsonFields.int32(rows, what + ".rows"));
+    }
+
+    public static ObjectNode json(TerminalSize size) {
+        ObjectNode o = NODES.objectNode();
+        o.put("cols", size.columns());
+        o.put("rows", size.rows());
+        return o;
     }
 
     public static ObjectNode json(ExecRequest r, boolean withStdin) {
@@ -344,6 +364,7 @@ public final class Wire {
             r.stdin().ifPresent(s -> o.put("stdin", B64.encodeToString(s)));
         }
         o.put("output_limit_bytes", r.outputLimit().bytes());
+        r.terminal().ifPresent(t -> o.set("terminal", json(t)));
         return o;
     }
 

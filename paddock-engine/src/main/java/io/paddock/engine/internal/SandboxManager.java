@@ -362,6 +362,7 @@ final class SandboxManager implements AutoCloseable {
     }
 
     SpawnRequest spawnRequest(ManagedSandbox sb, ExecRequest request, boolean stdinPipe) {
+        // A terminal is always the command's stdin: with nothing to type, the init types end of file at once.
         return spawnRequest(sb, request, stdinPipe || request.stdin().isPresent(), false);
     }
 
@@ -380,13 +381,14 @@ final class SandboxManager implements AutoCloseable {
         };
         long nproc = runtimeOf(spec).tenantProcessLimit(spec);
         SpawnRequest.Builder b = SpawnRequest.builder(request.argv())
-                .env(ExecEnvironment.build(sb.root().env(), spec, request.env()))
+                .env(ExecEnvironment.build(sb.root().env(), spec, request))
                 .cwd(request.cwd().orElse(sb.root().workdir()))
                 .user(sb.root().uid(), sb.root().gid())
                 .timeout(request.timeout().orElse(null))
                 .stdoutCap(request.outputLimit().bytes())
                 .stderrCap(request.outputLimit().bytes())
                 .stdinPipe(stdinPipe)
+                .terminal(request.terminal().orElse(null))
                 .entrypoint(entrypoint)
                 .rlimit(RLIMIT_NOFILE, spec.openFiles(), spec.openFiles())
                 .rlimit(RLIMIT_CORE, 0, 0)
