@@ -11,8 +11,10 @@
  *
  * A command with SPAWN_PTY runs on a pseudo-terminal instead of pipes: its stdin, stdout and stderr are the
  * terminal's slave side (also its controlling terminal), and the init holds the master, which it reads as
- * the exec's stdout and writes the exec's stdin to. The master reads EIO once every slave descriptor is
- * closed: that is the end of its output, as end of file is for a pipe. */
+ * the exec's stdout and writes the exec's stdin to. Its output ends when the master reads EIO (every slave
+ * descriptor is closed, as end of file for a pipe) or, once the command has exited, when the terminal has
+ * had nothing to read for PTY_QUIET_NS: gVisor's master never reads EIO, and a background process that
+ * keeps the terminal open should not hold the session open (docker exec -t ends with its command too). */
 #include "init.h"
 
 #include <dirent.h>
@@ -34,6 +36,8 @@
 #include <unistd.h>
 
 enum { REC_SPAWNED = 1, REC_EXIT = 2, REC_FAILED = 3 };
+
+#define PTY_QUIET_NS (100ull * 1000 * 1000)
 
 struct shim_rec {
     int32_t type;
@@ -59,6 +63,7 @@ struct exec {
     int stdin_close_req;
     int pty;                   /* runs on a pseudo-terminal: out_fd[0] and stdin_fd are its master */
     int eof_pending;           /* pty: end-of-file characters to type once stdin_buf is written */
+    uint64_t pty_quiet_at;     /* pty, command exited: when its output ends if nothing more is read */
 
     int out_fd[2];             /* read ends of stdout/stderr, -1 at EOF */
     uint64_t out_win[2];
@@ -763,6 +768,8 @@ static void read_status(struct exec *e)
                     e->code = SIGKILL;
                 }
             }
+            if (e->pty)
+                e->pty_quiet_at = now_ns() + PTY_QUIET_NS;
             maybe_end(e);
             return;
         }
@@ -772,6 +779,8 @@ static void read_status(struct exec *e)
             on_record(e, &e->rec);
             if (e->main_exited) {
                 close_fd(&e->status_fd);
+                if (e->pty)
+                    e->pty_quiet_at = now_ns() + PTY_QUIET_NS;
                 maybe_end(e);
                 return;
             }
@@ -818,6 +827,8 @@ static void read_output(struct exec *e, int i)
             e->out_sent[i] += keep;
             e->out_win[i] -= keep;
             msg_end(&m);
+            if (e->pty_quiet_at)
+                e->pty_quiet_at = now_ns() + PTY_QUIET_NS;
         } else {
             msg_abort(&m);
         }
@@ -992,19 +1003,44 @@ void exec_reap(void)
 uint64_t exec_next_timer(void)
 {
     uint64_t t = 0;
-    for (struct exec *e = execs; e; e = e->next)
+    for (struct exec *e = execs; e; e = e->next) {
         if (!e->ended && e->timeout_at && !e->timed_out && (t == 0 || e->timeout_at < t))
             t = e->timeout_at;
+        if (!e->ended && e->pty_quiet_at && (t == 0 || e->pty_quiet_at < t))
+            t = e->pty_quiet_at;
+    }
     return t;
+}
+
+/* A terminal whose command exited and that had nothing to read for PTY_QUIET_NS: its output has ended
+ * unless something is waiting to be read (the main loop reads it first) or the engine has not yet taken
+ * what was read (no window). May free e. */
+static void pty_quiet(struct exec *e, uint64_t now)
+{
+    int discarding = e->out_sent[0] >= e->out_cap[0];
+    struct pollfd p = {e->out_fd[0], POLLIN, 0};
+    if ((!discarding && e->out_win[0] == 0) || (poll(&p, 1, 0) == 1 && (p.revents & POLLIN))) {
+        e->pty_quiet_at = now + PTY_QUIET_NS;
+        return;
+    }
+    e->pty_quiet_at = 0;
+    close_fd(&e->out_fd[0]);
+    maybe_end(e);
 }
 
 void exec_timers(uint64_t now)
 {
-    for (struct exec *e = execs; e; e = e->next) {
-        if (e->ended || !e->timeout_at || e->timed_out || now < e->timeout_at)
+    struct exec *next;
+    for (struct exec *e = execs; e; e = next) {
+        next = e->next;
+        if (e->ended)
             continue;
-        e->timed_out = 1;
-        exec_kill(e);
+        if (e->timeout_at && !e->timed_out && now >= e->timeout_at) {
+            e->timed_out = 1;
+            exec_kill(e);
+        }
+        if (e->pty_quiet_at && now >= e->pty_quiet_at && e->out_fd[0] >= 0)
+            pty_quiet(e, now);
     }
 }
 

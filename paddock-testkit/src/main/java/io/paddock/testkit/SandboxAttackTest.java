@@ -14,6 +14,7 @@ import io.paddock.SandboxId;
 import io.paddock.SandboxSpec;
 import io.paddock.SandboxState;
 import io.paddock.StopReason;
+import io.paddock.TerminalSize;
 import org.junit.jupiter.api.Test;
 
 import java.io.InputStream;
@@ -2221,6 +2222,17 @@ public abstract class SandboxAttackTest {
                 assertThat(f[1]).as("ioctl %s", one).isEqualTo("-1");
                 assertThat(Integer.parseInt(f[2])).as("ioctl %s errno", one).isIn(EPERM, ENOSYS);
             }
+            // The terminal Paddock itself gives a command (exec on a terminal): its controlling terminal,
+            // whose master the init holds. Injecting into it is refused the same way.
+            ExecResult t = sb.exec(ExecRequest.builder().argv("python3", "-c", """
+                    import fcntl, termios
+                    try:
+                        fcntl.ioctl(0, termios.TIOCSTI, b"x")
+                        print("INJECTED")
+                    except OSError as e:
+                        print("denied", e.errno)
+                    """).terminal(TerminalSize.DEFAULT).timeout(Duration.ofSeconds(30)).build());
+            assertThat(t.stdoutText()).as(t.stdoutText()).containsPattern("denied (1|38)\r\n").doesNotContain("INJECTED");
         }
     }
 

@@ -18,10 +18,12 @@ import io.paddock.SandboxSpec;
 import io.paddock.SandboxState;
 import io.paddock.Signal;
 import io.paddock.StopReason;
+import io.paddock.TerminalSize;
 import org.junit.jupiter.api.Test;
 
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
@@ -188,6 +190,64 @@ public abstract class SandboxContractTest {
             p.closeStdin();
             assertThat(p.awaitExit(Duration.ofSeconds(10))).hasValueSatisfying(s -> assertThat(s.exitCode()).isZero());
         }
+    }
+
+    @Test
+    void anInteractiveShellRunsOnATerminalThatResizes() throws Exception {
+        try (Sandbox sb = create();
+             ExecProcess p = sb.start(ExecRequest.builder().argv("bash", "--norc", "--noprofile", "-i")
+                     .terminal(new TerminalSize(100, 30)).build())) {
+            OutputStream in = p.stdin();
+            // The terminal echoes the typed line: the marker the test waits for is computed, so only the
+            // command's own output has it.
+            in.write("echo \"$TERM $(stty size) $(tty)\"; echo mark$((40+2))\n".getBytes(StandardCharsets.UTF_8));
+            in.flush();
+            String first = readUntil(p.stdout(), "mark42\r\n");
+            assertThat(first).containsPattern("xterm-256color 30 100 /dev/pts/[0-9]+\r\n")
+                    .doesNotContain("no job control");
+            p.resize(new TerminalSize(132, 50));
+            in.write("stty size; echo oops >&2; exit 3\n".getBytes(StandardCharsets.UTF_8));
+            in.flush();
+            String rest = new String(p.stdout().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(rest).contains("50 132\r\n", "oops\r\n");
+            assertThat(p.stderr().readAllBytes()).isEmpty();
+            assertThat(p.awaitExit(Duration.ofSeconds(10))).hasValueSatisfying(s -> assertThat(s.exitCode()).isEqualTo(3));
+        }
+    }
+
+    @Test
+    void aOneShotExecOnATerminalSeesATerminalAndEndOfFile() {
+        try (Sandbox sb = create()) {
+            ExecResult r = sb.exec(ExecRequest.builder().argv("sh", "-c", "test -t 0 && test -t 1 && test -t 2 && echo tty")
+                    .terminal(TerminalSize.DEFAULT).build());
+            assertThat(r.stdoutText()).isEqualTo("tty\r\n");
+            assertThat(r.exitCode()).isZero();
+            if (tier() == Tier.RUNC) {
+                // With nothing to type, the terminal gives end of file at once. gVisor's line discipline
+                // (this release) does not implement the end-of-file character: docs/PROTOCOL.md.
+                ExecResult cat = sb.exec(ExecRequest.builder().argv("sh", "-c", "cat; echo eof")
+                        .terminal(TerminalSize.DEFAULT).timeout(Duration.ofSeconds(20)).build());
+                assertThat(cat.stdoutText()).isEqualTo("eof\r\n");
+            }
+            try (ExecProcess p = sb.start(ExecRequest.builder().argv("sleep", "30").build())) {
+                assertThatThrownBy(() -> p.resize(TerminalSize.DEFAULT)).isInstanceOf(SandboxException.class)
+                        .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
+            }
+        }
+    }
+
+    /** Reads from {@code in} until what was read contains {@code marker}; returns all of it. */
+    private static String readUntil(InputStream in, String marker) throws Exception {
+        ByteArrayOutputStream seen = new ByteArrayOutputStream();
+        byte[] buf = new byte[4096];
+        while (!seen.toString(StandardCharsets.UTF_8).contains(marker)) {
+            int n = in.read(buf);
+            if (n < 0) {
+                throw new AssertionError("end of output before '" + marker + "'; got: " + seen.toString(StandardCharsets.UTF_8));
+            }
+            seen.write(buf, 0, n);
+        }
+        return seen.toString(StandardCharsets.UTF_8);
     }
 
     @Test

@@ -343,7 +343,15 @@ public final class Wire {
         onlyFields(o, what, TERMINAL_FIELDS);
         JsonNode cols = field(o, "cols").orElseThrow(() -> SandboxException.invalid(what + ".cols", "is required"));
         JsonNode rows = field(o, "rows").orElseThrow(() -> SandboxException.invalid(what + ".rows", "is required"));
-        return new TerminalSize(JsonFields.int32(cols, what + ".cols"), JsonFields.int32(rows, what + ".rows"));
+        return new TerminalSize(terminalSide(cols, what + ".cols"), terminalSide(rows, what + ".rows"));
+    }
+
+    private static int terminalSide(JsonNode v, String field) {
+        int n = JsonFields.int32(v, field);
+        if (n < 1 || n > TerminalSize.MAX) {
+            throw SandboxException.invalid(field, "must be between 1 and " + TerminalSize.MAX + ", got " + n);
+        }
+        return n;
     }
 
     public static ObjectNode json(TerminalSize size) {
