@@ -263,6 +263,7 @@ public final class ApiHandler extends Handler.Abstract {
             }
             case PORT_PROXY -> ports.proxyOwned(sandbox(caller, m), m.param("port"), request, response, callback);
             case LOGS -> json(response, callback, 200, Wire.json(sandbox(caller, m).logs()));
+            case USAGE -> json(response, callback, 200, Wire.json(sandbox(caller, m).usage()));
             case EXEC -> {
                 Sandbox sb = sandbox(caller, m);
                 ExecRequest r = Wire.execRequest(readJson(request));
