@@ -45,6 +45,9 @@ class DashboardBrowserTest {
     private static final Path SHOTS = Path.of("target", "dashboard");
     private static final String XSS = "<img src=x onerror=\"window.__xss=1\">";
 
+    /** Selenium's logger, held so that its level stays: it would warn that it has no CDP for this Chromium, unused here. */
+    private static final java.util.logging.Logger SELENIUM = java.util.logging.Logger.getLogger("org.openqa.selenium");
+
     private static Fixture f;
     private static ChromeDriverService service;
     private static WebDriver driver;
@@ -58,6 +61,7 @@ class DashboardBrowserTest {
                         + " with: apt-get install -y chromium chromium-driver (scripts/prereqs.sh test does)");
             }
         }
+        SELENIUM.setLevel(java.util.logging.Level.SEVERE);
         Files.createDirectories(SHOTS);
         profile = Files.createTempDirectory("paddock-chromium-");
         f = Fixture.start(b -> b.maxFailedAuthPerMinutePerIp(100_000), 100);
