@@ -47,6 +47,10 @@ if [[ $mode == test ]]; then
   need skopeo skopeo
   need umoci umoci
   need htpasswd apache2-utils
+  # The dashboard's browser test (DashboardBrowserTest) and the ops acceptance: Debian's headless Chromium and its
+  # chromedriver, driven by Selenium with the driver's path given, so nothing is downloaded.
+  need chromium chromium
+  need chromedriver chromium-driver
   # Network tests: their own DNS server, logging every query, in a namespace they make; a test CA for the
   # HTTPS host behind an egress secret.
   need dnsmasq dnsmasq-base

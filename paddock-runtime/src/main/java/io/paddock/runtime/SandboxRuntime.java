@@ -38,6 +38,14 @@ public interface SandboxRuntime {
     String describe();
 
     /**
+     * What the sandbox uses now, from the host's counters (its cgroup); empty when it has none here (it is not
+     * running on this host) or the tier does not count.
+     */
+    default java.util.Optional<io.paddock.ResourceUsage> usage(SandboxId id) {
+        return java.util.Optional.empty();
+    }
+
+    /**
      * Gives a running sandbox user-mode network access (what image builds' RUN steps need): its namespace
      * reaches what the host reaches except the host's loopback, through a DNS forwarder at 10.0.2.3. Closing
      * the handle takes it away. Tiers that cannot say FAILED_PRECONDITION.

@@ -448,6 +448,26 @@ public abstract class SandboxContractTest {
         }
     }
 
+    @Test
+    void usageCountsMemoryCpuAndTasks() {
+        Sandbox sb = create();
+        try {
+            assertThat(sb.exec("sh", "-c", "head -c 48m /dev/zero > /tmp/fill").exitCode()).isZero(); // in memory
+            try (ExecProcess sleeper = sb.start(ExecRequest.builder().argv("sleep", "60").build())) {
+                io.paddock.ResourceUsage u = sb.usage();
+                assertThat(u.memory().bytes()).as("memory, with 48 MiB in its /tmp").isGreaterThanOrEqualTo(40L << 20);
+                assertThat(u.memoryLimit()).as("the enforced limit")
+                        .hasValueSatisfying(l -> assertThat(l.bytes()).isGreaterThanOrEqualTo(256L << 20));
+                assertThat(u.cpuTime()).isPositive();
+                assertThat(u.processes()).as("the init and sleep at least").isGreaterThanOrEqualTo(2);
+            }
+        } finally {
+            sb.destroy();
+        }
+        assertThatThrownBy(sb::usage).isInstanceOfSatisfying(SandboxException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
+    }
+
     // ---- lifecycle ----
 
     @Test

@@ -519,6 +519,27 @@ public final class Wire {
                 o.path("stdout_truncated").asBoolean(), o.path("stderr_truncated").asBoolean());
     }
 
+    public static ObjectNode json(io.paddock.ResourceUsage u) {
+        ObjectNode o = NODES.objectNode();
+        o.put("memory_bytes", u.memory().bytes());
+        if (u.memoryLimit().isPresent()) {
+            o.put("memory_limit_bytes", u.memoryLimit().get().bytes());
+        } else {
+            o.putNull("memory_limit_bytes");
+        }
+        o.put("cpu_time_ms", u.cpuTime().toNanos() / 1e6);
+        o.put("processes", u.processes());
+        return o;
+    }
+
+    public static io.paddock.ResourceUsage usage(JsonNode json) {
+        ObjectNode o = JsonFields.object(json, "body");
+        return new io.paddock.ResourceUsage(ByteSize.bytes(integer(o.path("memory_bytes"), "memory_bytes")),
+                field(o, "memory_limit_bytes").map(v -> ByteSize.bytes(integer(v, "memory_limit_bytes"))),
+                Duration.ofNanos(Math.round(o.path("cpu_time_ms").asDouble() * 1e6)),
+                integer(o.path("processes"), "processes"));
+    }
+
     public static ObjectNode json(FileInfo f) {
         ObjectNode o = NODES.objectNode();
         o.put("path", f.path());

@@ -75,10 +75,11 @@ public final class ApiHandler extends Handler.Abstract {
     private final VolumeApi volumeApi;
     private final Tenancy tenancy;
     private final PortApi ports;
+    private final DashboardSessions dashboard;
 
     public ApiHandler(Paddock paddock, AuthGuard auth, Tenancy tenancy, Limits limits, byte[] openapi, String version,
                       Supplier<String> runtime, ServerWebSocketContainer websockets, ScheduledExecutorService pinger,
-                      CodeRegistry code, PortApi ports) {
+                      CodeRegistry code, PortApi ports, DashboardSessions dashboard) {
         super(InvocationType.BLOCKING);
         this.paddock = paddock;
         this.auth = auth;
@@ -95,6 +96,7 @@ public final class ApiHandler extends Handler.Abstract {
         this.imageApi = new ImageApi(paddock, tenancy, limits);
         this.volumeApi = new VolumeApi(paddock, tenancy);
         this.ports = ports;
+        this.dashboard = dashboard;
     }
 
     @Override
@@ -125,10 +127,14 @@ public final class ApiHandler extends Handler.Abstract {
             return;
         }
         Fields query = query(request);
-        Caller caller = auth.check(Request.getRemoteAddr(request),
+        boolean session = dashboard.presented(request); // the dashboard's cookie and no Authorization header
+        Caller caller = session ? dashboard.check(request) : auth.check(Request.getRemoteAddr(request),
                 request.getHeaders().getValuesList(HttpHeader.AUTHORIZATION),
                 query.get("token") != null || query.get("access_token") != null);
         Route.Match m = Route.match(method, path);
+        if (session) {
+            DashboardSessions.permit(m.route());
+        }
         switch (m.route()) {
             case HEALTH, SIGNED_PROXY -> throw new IllegalStateException("handled above");
             case VERSION -> {
@@ -263,6 +269,7 @@ public final class ApiHandler extends Handler.Abstract {
             }
             case PORT_PROXY -> ports.proxyOwned(sandbox(caller, m), m.param("port"), request, response, callback);
             case LOGS -> json(response, callback, 200, Wire.json(sandbox(caller, m).logs()));
+            case USAGE -> json(response, callback, 200, Wire.json(sandbox(caller, m).usage()));
             case EXEC -> {
                 Sandbox sb = sandbox(caller, m);
                 ExecRequest r = Wire.execRequest(readJson(request));
