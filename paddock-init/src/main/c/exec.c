@@ -29,6 +29,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -84,9 +85,13 @@ struct exec {
     int killed;
     int ended;                 /* EXIT sent */
     int released;              /* the engine forgot it: free once ended, without EXIT */
+    char cg[96];               /* its cgroup (exec_tracking_init), "" if none */
 };
 
 static struct exec *execs;
+/* Where each exec's cgroup is made when child subreapers are missing; "" when there is none. */
+static char cg_root[64];
+static uint64_t cg_serial;
 static int n_live;    /* not ended */
 static int n_records; /* all */
 
@@ -118,6 +123,8 @@ static void exec_free(struct exec *e)
     close_fd(&e->out_fd[0]);
     close_fd(&e->out_fd[1]);
     buf_free(&e->stdin_buf);
+    if (e->cg[0] && rmdir(e->cg) < 0)
+        logmsg("exec %u: rmdir %s: %s", e->id, e->cg, strerror(errno)); /* processes outlive it */
     if (!e->ended)
         n_live--;
     n_records--;
@@ -252,14 +259,66 @@ void kill_tree(pid_t root, pid_t sid)
     logmsg("kill_tree(%d): processes still alive after 250 passes", (int)root);
 }
 
+#define CGROUP_SUPER_MAGIC_ 0x27e0ebL
+
+void exec_tracking_init(void)
+{
+    if (have_subreaper())
+        return;
+    /* gVisor with --cgroupfs: the Sentry's own v1 hierarchies, the cpu one among them. A process cannot
+     * leave its cgroup without writing to a root-owned cgroup.procs, which no tenant process can. */
+    const char *base = "/sys/fs/cgroup/cpu";
+    struct statfs sf;
+    if (statfs(base, &sf) != 0 || (long)sf.f_type != CGROUP_SUPER_MAGIC_) {
+        logmsg("no child subreapers and no cgroup hierarchy at %s: an exec's orphans are attributed by session", base);
+        return;
+    }
+    snprintf(cg_root, sizeof(cg_root), "%s/paddock-execs", base);
+    if (mkdir(cg_root, 0755) < 0 && errno != EEXIST) {
+        logmsg("mkdir %s: %s: an exec's orphans are attributed by session", cg_root, strerror(errno));
+        cg_root[0] = 0;
+    }
+}
+
+/* SIGKILLs every process in the exec's cgroup until none is left alive; bounded like kill_tree. */
+static void cg_kill(const char *cg)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+    for (int i = 0; i < 250; i++) {
+        FILE *f = fopen(path, "re");
+        if (!f)
+            return;
+        int alive = 0, pid;
+        while (fscanf(f, "%d", &pid) == 1) {
+            char name[16];
+            struct procent pe;
+            snprintf(name, sizeof(name), "%d", pid);
+            if (pid <= 1 || (read_stat(name, &pe) == 0 && (pe.state == 'Z' || pe.state == 'X')))
+                continue;
+            alive++;
+            kill(pid, SIGKILL);
+        }
+        fclose(f);
+        if (!alive)
+            return;
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    logmsg("%s: processes still alive after 250 passes", cg);
+}
+
 /* Kills the exec's processes: the shim's tree and, without subreapers, the command's session, whose
- * orphans outlive the shim (it exits once it has no children left). e->pid is still a session id while
- * any of them lives: the kernel does not reuse it until then. */
+ * orphans outlive the shim (it exits once it has no children left), and the exec's cgroup, which holds
+ * even those that left the session. e->pid is still a session id while any of them lives: the kernel does
+ * not reuse it until then. */
 static void exec_kill(struct exec *e)
 {
     pid_t sid = have_subreaper() ? 0 : e->pid;
     if (e->shim_alive || sid > 0)
         kill_tree(e->shim_alive ? e->shim_pid : -1, sid);
+    if (e->cg[0])
+        cg_kill(e->cg);
 }
 
 void exec_kill_all(void)
@@ -463,10 +522,21 @@ static void shim_write(const struct shim_rec *r)
 }
 
 /* In the shim: fd 0..2 are the command's stdio, fd 3 the report pipe, fd 4 the log. Never returns. */
-static void run_shim(struct spawn_req *s)
+static void run_shim(struct spawn_req *s, const char *cg)
 {
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (cg[0]) {
+        /* Before the command exists, so that it and everything it starts are born in the exec's cgroup. */
+        char path[128], pid[16];
+        snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        int n = snprintf(pid, sizeof(pid), "%d", (int)getpid());
+        if (fd < 0 || write(fd, pid, (size_t)n) != n)
+            dprintf(4, "shim: joining %s: %s\n", cg, strerror(errno)); /* fd 4: the init's log */
+        if (fd >= 0)
+            close(fd);
+    }
     int errp[2];
     struct shim_rec r;
     memset(&r, 0, sizeof(r));
@@ -640,6 +710,13 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
         return;
     }
     e->start_ns = now_ns();
+    if (cg_root[0]) {
+        snprintf(e->cg, sizeof(e->cg), "%s/e%llu", cg_root, (unsigned long long)++cg_serial);
+        if (mkdir(e->cg, 0755) < 0) {
+            logmsg("exec %u: mkdir %s: %s", id, e->cg, strerror(errno));
+            e->cg[0] = 0;
+        }
+    }
     pid_t shim = fork();
     if (shim == 0) {
         /* Put the shim's fds in place: copies above 10 first, so that dup2 never clobbers a source. */
@@ -654,7 +731,7 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
             if (dup2(tmp[i], i) < 0)
                 _exit(126);
         close_from(5, INT32_MAX);
-        run_shim(&s);
+        run_shim(&s, e->cg);
     }
     int fork_errno = errno;
     close_fd(&in[0]);
@@ -666,6 +743,8 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
         close_fd(&out[0]);
         close_fd(&err[0]);
         close_fd(&st[0]);
+        if (e->cg[0])
+            rmdir(e->cg);
         free(e);
         fail_now(id, fork_errno, "fork");
         spawn_req_free(&s);

@@ -78,6 +78,8 @@ int exec_poll_add(struct pollfd *pfd, void **tags, int *kinds, int n, int max);
 void exec_poll_done(void *tag, int kind, short revents);
 int exec_poll_count(void);
 void exec_kill_all(void);
+/* Without child subreapers (gVisor): a cgroup hierarchy in which each exec's processes get a cgroup. */
+void exec_tracking_init(void);
 /* SIGKILLs every descendant of root (not root itself) until none is alive; bounded. */
 void kill_tree(pid_t root, pid_t sid);
 

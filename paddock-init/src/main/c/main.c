@@ -414,20 +414,21 @@ static void loopback_up(void)
 }
 
 /* CAP_NET_ADMIN was only needed for the loopback: drop it from every set, with raw syscalls. */
-static void drop_net_admin(void)
+/* Drops a capability (below 32) the init needed only to start: from every set, for good. */
+static void drop_cap(int cap, const char *name)
 {
     struct { uint32_t version; int pid; } h = {0x20080522, 0};
     struct { uint32_t eff, perm, inh; } d[2];
     if (syscall(SYS_capget, &h, d) == 0) {
-        uint32_t bit = 1u << 12; /* CAP_NET_ADMIN */
+        uint32_t bit = 1u << cap;
         d[0].eff &= ~bit;
         d[0].perm &= ~bit;
         d[0].inh &= ~bit;
         if (syscall(SYS_capset, &h, d) < 0)
-            logmsg("capset failed: %s", strerror(errno));
+            logmsg("capset without %s failed: %s", name, strerror(errno));
     }
-    if (prctl(PR_CAPBSET_DROP, 12, 0, 0, 0) < 0 && errno != EINVAL)
-        logmsg("dropping CAP_NET_ADMIN from the bounding set failed: %s", strerror(errno));
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+        logmsg("dropping %s from the bounding set failed: %s", name, strerror(errno));
 }
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -518,7 +519,12 @@ int main(int argc, char **argv)
     umask(022);
     setup_signals();
     loopback_up();
-    drop_net_admin();
+    drop_cap(12, "CAP_NET_ADMIN");
+    /* Under gVisor the spec grants CAP_DAC_OVERRIDE for this one directory in the Sentry's root cgroup;
+     * only an image build's root commands keep it (--tenant-caps). */
+    exec_tracking_init();
+    if (!(g.tenant_caps & (1ull << 1)))
+        drop_cap(1, "CAP_DAC_OVERRIDE");
     /* A bigger pipe towards the engine means fewer wake-ups; failure (not a pipe, or above
      * /proc/sys/fs/pipe-max-size) is fine. */
     (void)fcntl(1, F_SETPIPE_SZ, 1 << 20);

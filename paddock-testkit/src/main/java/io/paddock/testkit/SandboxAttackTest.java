@@ -692,6 +692,34 @@ public abstract class SandboxAttackTest {
         }
     }
 
+    /**
+     * A process that leaves its exec's session ({@code setsid}) and whose parent exits at once is still the
+     * exec's: its timeout kills it. runc: it is the shim's orphan (a subreaper). runsc, which has no
+     * subreapers: it is reparented to the init, outside the exec's session, and found by the exec's cgroup
+     * in the Sentry.
+     */
+    @Test
+    void a08_aSetsidOrphanWhoseParentExitedIsKilledAtTheTimeout() throws Exception {
+        try (Sandbox sb = create()) {
+            Duration timeout = Duration.ofSeconds(2);
+            ExecResult r = sb.exec(ExecRequest.builder().argv("sh", "-c",
+                            "(setsid sh -c 'trap \"\" TERM INT HUP; exec sleep 1000' </dev/null >/dev/null 2>&1 &);"
+                                    + " sleep 0.2; [ \"$(ps -o sid= -C sleep)\" != \"$(ps -o sid= -p $$)\" ] && echo left;"
+                                    + " exec sleep 1000")
+                    .timeout(timeout).build());
+            assertThat(r.stdoutText()).as("the orphan left the exec's session").isEqualTo("left\n");
+            assertThat(r.status().outcome()).as(r.toString()).isEqualTo(ExitStatus.Outcome.TIMED_OUT);
+            assertOnlyInitRemains(sb);
+            // runsc's init is given CAP_DAC_OVERRIDE to make the Sentry's cgroup for execs, and drops it at once.
+            List<String> capLines = sb.exec("grep", "^Cap", "/proc/1/status").stdoutText().lines().toList();
+            assertThat(capLines).as("the init's capability sets").hasSizeGreaterThanOrEqualTo(4);
+            for (String line : capLines) {
+                long caps = Long.parseLong(line.substring(line.indexOf(':') + 1).trim(), 16);
+                assertThat(caps & (1L << 1)).as("CAP_DAC_OVERRIDE in the init's %s", line).isZero();
+            }
+        }
+    }
+
     /** Inside: ps shows nothing but the init (and the ps exec itself); outside: the cgroup holds the init alone. */
     private void assertOnlyInitRemains(Sandbox sb) throws InterruptedException {
         if (tier().hostSeesTenantProcesses()) {
@@ -1289,26 +1317,36 @@ public abstract class SandboxAttackTest {
         try (Sandbox sb = create()) {
             long pidsMax = host().pidsMax(sb.id());
             long memMax = host().memoryLimit(sb.id());
+            // runsc: /sys/fs/cgroup is the Sentry's own (--cgroupfs), a tmpfs with its cpu and memory
+            // hierarchies below: the root of a hierarchy is the cpu one's, and leaving the exec's own cgroup
+            // there (docs/SECURITY.md, A8) is one more escape to try.
+            String root = tier() == Tier.RUNSC ? "/sys/fs/cgroup/cpu" : "/sys/fs/cgroup";
+            String parent = tier() == Tier.RUNSC ? "/sys/fs/cgroup/cpu/paddock-execs/.." : "/sys/fs/cgroup/..";
             ExecResult r = sh(sb, """
                     t() { if sh -c "$2" >/dev/null 2>&1; then echo "ESCAPED $1"; else echo "denied $1"; fi; }
-                    t procs-root 'echo $$ > /sys/fs/cgroup/cgroup.procs'
-                    t procs-parent 'echo $$ > /sys/fs/cgroup/../cgroup.procs'
-                    t mkdir-sibling 'mkdir /sys/fs/cgroup/escape'
-                    t pids-max 'echo max > /sys/fs/cgroup/pids.max'
+                    t procs-root 'echo $$ > ROOT/cgroup.procs'
+                    t procs-parent 'echo $$ > PARENT/cgroup.procs'
+                    t mkdir-sibling 'mkdir ROOT/escape'
+                    t pids-max 'echo max > ROOT/pids.max'
                     t pids-v1 'echo max > /sys/fs/cgroup/pids/pids.max'
-                    t memory-max 'echo max > /sys/fs/cgroup/memory.max'
+                    t memory-max 'echo max > ROOT/memory.max'
                     t memory-v1 'echo -1 > /sys/fs/cgroup/memory/memory.limit_in_bytes'
-                    t release-agent 'echo /x > /sys/fs/cgroup/release_agent'
+                    t release-agent 'echo /x > ROOT/release_agent'
+                    t leave-exec-cgroup 'echo $$ > /sys/fs/cgroup/cpu/paddock-execs/cgroup.procs'
                     t mount-cgroup2 'mkdir -p /tmp/cg && mount -t cgroup2 none /tmp/cg'
                     t mount-cgroup1 'mkdir -p /tmp/cg1 && mount -t cgroup -o pids none /tmp/cg1'
                     t remount-sys 'mount -o remount,rw /sys'
                     echo "entries $(ls -A /sys/fs/cgroup | wc -l)"
                     cat /proc/self/cgroup
-                    """);
+                    """.replace("ROOT", root).replace("PARENT", parent));
             assertThat(r.stdoutText()).doesNotContain("ESCAPED");
-            assertThat(r.stdoutText()).contains("denied procs-root", "denied mount-cgroup2");
+            assertThat(r.stdoutText()).contains("denied procs-root", "denied mount-cgroup2", "denied leave-exec-cgroup");
             for (String line : r.stdoutText().lines().filter(l -> l.matches("\\d+:.*")).toList()) {
-                assertThat(line).as("/proc/self/cgroup shows only its own root").endsWith(":/");
+                if (tier() == Tier.RUNSC && line.matches("\\d+:cpu:.*")) {
+                    assertThat(line).as("runsc: the exec's own cgroup in the Sentry").matches("\\d+:cpu:/paddock-execs/e\\d+");
+                } else {
+                    assertThat(line).as("/proc/self/cgroup shows only its own root").endsWith(":/");
+                }
             }
             assertThat(host().pidsMax(sb.id())).as("pids.max unchanged").isEqualTo(pidsMax);
             assertThat(host().memoryLimit(sb.id())).as("memory limit unchanged").isEqualTo(memMax);
