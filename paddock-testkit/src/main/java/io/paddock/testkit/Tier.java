@@ -93,9 +93,9 @@ public enum Tier {
     }
 
     /**
-     * Whether POSIX message queues are limited in number per IPC namespace ({@code fs.mqueue.queues_max},
-     * 256). gVisor (2022-12) has no such limit: a flood of queues is bounded only by the sandbox's memory
-     * (every queue is Sentry memory). A known gap.
+     * Whether POSIX message queues exist, limited in number per IPC namespace ({@code fs.mqueue.queues_max},
+     * 256). gVisor (2022-12) has no such limit, so there the seccomp profile refuses {@code mq_open}: a
+     * tenant cannot make any.
      */
     public boolean mqueueQueuesMax() {
         return hostKernelInterfaces;
