@@ -123,6 +123,10 @@ public final class KubernetesRuntime implements SandboxRuntime {
         settings.master().ifPresent(config::setMasterUrl);
         config.setConnectionTimeout(10_000);
         config.setRequestTimeout(30_000);
+        // fabric8 retries a failed request ten times with exponential backoff by default (minutes against a dead
+        // server); the engine has its own retries where they matter (destroy), so a call fails within seconds.
+        config.setRequestRetryBackoffLimit(2);
+        config.setRequestRetryBackoffInterval(200);
         return config;
     }
 
@@ -496,9 +500,9 @@ public final class KubernetesRuntime implements SandboxRuntime {
             return new SandboxException(ErrorCode.INVALID_ARGUMENT, "the Kubernetes API rejected the request to " + what
                     + " (" + code + "): " + status);
         }
-        if (code == 0 || code >= 500) {
+        if (code <= 0 || code >= 500) {
             return new SandboxException(ErrorCode.UNAVAILABLE, "cannot " + what + ": the Kubernetes API server at "
-                    + server + " is unreachable or failing (" + (code == 0 ? "" : code + ": ") + status + ")", e);
+                    + server + " is unreachable or failing (" + (code <= 0 ? "" : code + ": ") + status + ")", e);
         }
         return new SandboxException(ErrorCode.INTERNAL, "cannot " + what + " (" + code + "): " + status, e);
     }
