@@ -24,6 +24,7 @@ import java.util.function.LongSupplier;
  * says so from then on.
  */
 final class AttachedSandbox implements RuntimeSandbox {
+    static final int MAX_MESSAGE = 32 * 1024;
     private final SandboxId id;
     private final ExecWatch watch;
     private final LongSupplier onEnd;
@@ -91,8 +92,12 @@ final class AttachedSandbox implements RuntimeSandbox {
                 byte[] b = new byte[n];
                 src.get(b);
                 synchronized (this) {
-                    out.write(b);
-                    out.flush();
+                    // One WebSocket message per 32 KiB at most: servers and proxies on the way cap frames (64 KiB is
+                    // common); the init reassembles its frames from any split of the stream.
+                    for (int off = 0; off < n; off += MAX_MESSAGE) {
+                        out.write(b, off, Math.min(MAX_MESSAGE, n - off));
+                        out.flush();
+                    }
                 }
                 return n;
             }

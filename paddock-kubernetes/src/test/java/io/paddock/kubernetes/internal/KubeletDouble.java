@@ -127,6 +127,9 @@ final class KubeletDouble implements AutoCloseable {
             } catch (IOException | RuntimeException e) {
                 // the sandbox was destroyed under us
             }
+            if (Boolean.getBoolean("kubelet.debug")) {
+                System.err.println("kubelet-double: stdout of " + name + " ended");
+            }
             ended = true;
             for (WebSocket ws : attached) {
                 ws.close(1000, "container exited");
@@ -250,6 +253,9 @@ final class KubeletDouble implements AutoCloseable {
 
             @Override
             public void onClosing(WebSocket ws, int code, String reason) {
+                if (Boolean.getBoolean("kubelet.debug")) {
+                    System.err.println("kubelet-double: attach closing " + code + " " + reason);
+                }
                 r.attached.remove(ws);
             }
 
@@ -260,6 +266,10 @@ final class KubeletDouble implements AutoCloseable {
 
             @Override
             public void onFailure(WebSocket ws, Throwable t, io.fabric8.mockwebserver.http.Response response) {
+                if (Boolean.getBoolean("kubelet.debug")) {
+                    System.err.println("kubelet-double: attach failed " + t);
+                    t.printStackTrace();
+                }
                 r.attached.remove(ws);
             }
         });
