@@ -419,7 +419,7 @@ static void drop_net_admin(void)
         if (syscall(SYS_capset, &h, d) < 0)
             logmsg("capset failed: %s", strerror(errno));
     }
-    if (prctl(PR_CAPBSET_DROP, 12, 0, 0, 0) < 0 && errno != EINVAL)
+    if (prctl(PR_CAPBSET_READ, 12, 0, 0, 0) == 1 && prctl(PR_CAPBSET_DROP, 12, 0, 0, 0) < 0)
         logmsg("dropping CAP_NET_ADMIN from the bounding set failed: %s", strerror(errno));
 }
 
@@ -506,7 +506,8 @@ int main(int argc, char **argv)
         for (int fd = 3; fd < 1024; fd++)
             close(fd);
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    if (setgroups(0, NULL) < 0)
+    /* Unprivileged (a Kubernetes pod's init runs as the sandbox user, with no capabilities) it keeps its groups. */
+    if (setgroups(0, NULL) < 0 && geteuid() == 0)
         logmsg("setgroups: %s", strerror(errno));
     umask(022);
     setup_signals();
