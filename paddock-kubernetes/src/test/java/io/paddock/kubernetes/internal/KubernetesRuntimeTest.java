@@ -132,6 +132,24 @@ class KubernetesRuntimeTest {
     }
 
     @Test
+    void aNewNetworkPolicyReplacesThePodsOwn() {
+        SandboxId id = newId();
+        RuntimeSandbox rt = tier.start(request(id, SandboxSpec.builder().build(), nonce(), false));
+        rt.closeChannel();
+        var policies = kube.client().network().v1().networkPolicies().inNamespace(KubeletDouble.NAMESPACE).withName(id.value());
+        assertThat(policies.get().getSpec().getEgress()).isEmpty();
+        tier.updateNetwork(id, io.paddock.NetworkPolicy.allow("198.18.0.0/24"));
+        assertThat(policies.get().getSpec().getEgress().get(0).getTo().get(0).getIpBlock().getCidr()).isEqualTo("198.18.0.0/24");
+        assertThat(kube.client().pods().inNamespace(KubeletDouble.NAMESPACE).withName(id.value()).get().getMetadata()
+                .getAnnotations().get(PodRenderer.ANNOTATION_SPEC)).contains("198.18.0.0/24");
+        // A domain cannot be a NetworkPolicy rule: refused, and the policy stays as it was.
+        assertThatThrownBy(() -> tier.updateNetwork(id, io.paddock.NetworkPolicy.allow("api.example.com")))
+                .hasMessageStartingWith("network: ");
+        assertThat(policies.get().getSpec().getEgress().get(0).getTo().get(0).getIpBlock().getCidr()).isEqualTo("198.18.0.0/24");
+        tier.destroy(id);
+    }
+
+    @Test
     void anUnschedulablePodFailsAtTheStartTimeoutAndIsRemoved() {
         KubernetesRuntime quick = KubernetesRuntime.open(kube.client(), settings(Map.of("kubernetes.startTimeout", "2")));
         kube.mode(KubeletDouble.Mode.UNSCHEDULABLE);
