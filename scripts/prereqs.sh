@@ -36,6 +36,8 @@ if [[ $mode == run || $mode == test ]]; then
 fi
 if [[ $mode == test ]]; then
   need python3 python3
+  # UnprivilegedInitTest starts the init as a Kubernetes pod runs it (1000:1000, no capabilities) with setpriv.
+  need setpriv util-linux
   # The gVisor tier's suites (RunscContractTest, RunscAttackTest) run on every CI build; none is skipped.
   need runsc runsc
   # node and npm: paddock-code's JavaScript tests, and E2bNodeTest (E2B's npm SDKs against the E2B listener)

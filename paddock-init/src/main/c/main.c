@@ -427,7 +427,8 @@ static void drop_cap(int cap, const char *name)
         if (syscall(SYS_capset, &h, d) < 0)
             logmsg("capset without %s failed: %s", name, strerror(errno));
     }
-    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+    /* Unprivileged (a restricted pod) it holds none to drop: only a capability still in the set is dropped. */
+    if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
         logmsg("dropping %s from the bounding set failed: %s", name, strerror(errno));
 }
 
@@ -514,7 +515,8 @@ int main(int argc, char **argv)
         for (int fd = 3; fd < 1024; fd++)
             close(fd);
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    if (setgroups(0, NULL) < 0)
+    /* Unprivileged (a Kubernetes pod's init runs as the sandbox user, with no capabilities) it keeps its groups. */
+    if (setgroups(0, NULL) < 0 && geteuid() == 0)
         logmsg("setgroups: %s", strerror(errno));
     umask(022);
     setup_signals();

@@ -334,7 +334,12 @@ public abstract class SandboxContractTest {
                 return;
             }
             ExecResult r = sb.exec("python3", "-c", "b = bytearray(256 * 1024 * 1024); print(len(b))");
-            assertThat(r.status().outcome()).isEqualTo(ExitStatus.Outcome.OOM_KILLED);
+            if (!tier().oomVisiblePerCommand()) {
+                assertThat(r.status().outcome()).isEqualTo(ExitStatus.Outcome.SIGNALED);
+                assertThat(r.status().signal()).isEqualTo(9);
+            } else {
+                assertThat(r.status().outcome()).isEqualTo(ExitStatus.Outcome.OOM_KILLED);
+            }
             assertThat(r.exitCode()).isEqualTo(137);
             assertThat(r.stdoutText()).doesNotContain("268435456");
             assertThat(sb.exec("echo", "still alive").stdoutText()).isEqualTo("still alive\n");
@@ -411,21 +416,25 @@ public abstract class SandboxContractTest {
                 if (f[4].equals("/usr")) {
                     assertThat(f[5].split(",")).as("mount options of %s: %s", f[4], line).contains("ro");
                 }
-                if (f[4].equals("/")) {
+                if (f[4].equals("/") && tier().rootWritable()) {
                     assertThat(f[5].split(",")).as("mount options of %s: %s", f[4], line).contains("rw");
                 }
             }
             assertThat(sb.exec("touch", "/workspace/ok", "/tmp/ok").success()).isTrue();
-            ExecResult opt = sb.exec("sh", "-c", "echo kept > /opt/f && cat /opt/f"
-                    + " && dd if=/dev/zero of=/opt/fill bs=1M count=64 2>&1; stat -c %s /opt/fill");
-            assertThat(opt.stdoutText()).as(opt.stderrText()).startsWith("kept\n").contains("Disk quota exceeded");
-            String[] lines = opt.stdoutText().trim().split("\n");
-            assertThat(Long.parseLong(lines[lines.length - 1].trim())).as("bytes written to /opt")
-                    .isLessThanOrEqualTo(ByteSize.mib(16).bytes());
+            if (tier().rootWritable()) {
+                ExecResult opt = sb.exec("sh", "-c", "echo kept > /opt/f && cat /opt/f"
+                        + " && dd if=/dev/zero of=/opt/fill bs=1M count=64 2>&1; stat -c %s /opt/fill");
+                assertThat(opt.stdoutText()).as(opt.stderrText()).startsWith("kept\n").contains("Disk quota exceeded");
+                String[] lines = opt.stdoutText().trim().split("\n");
+                assertThat(Long.parseLong(lines[lines.length - 1].trim())).as("bytes written to /opt")
+                        .isLessThanOrEqualTo(ByteSize.mib(16).bytes());
+            }
         }
-        // Another sandbox starts from the shared root, without the first one's writes.
-        try (Sandbox sb = create()) {
-            assertThat(sb.exec("sh", "-c", "ls -A /opt").stdoutText()).isEmpty();
+        if (tier().rootWritable()) {
+            // Another sandbox starts from the shared root, without the first one's writes.
+            try (Sandbox sb = create()) {
+                assertThat(sb.exec("sh", "-c", "ls -A /opt").stdoutText()).isEmpty();
+            }
         }
         // A working directory the host root lacks is made, the user's, in the sandbox's own layer; one under the
         // host's read-only binds is refused by name.

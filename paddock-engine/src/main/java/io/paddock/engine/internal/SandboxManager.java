@@ -257,7 +257,10 @@ final class SandboxManager implements AutoCloseable {
     }
 
     private SandboxRoot rootOf(SandboxSpec spec, boolean buildStep) {
-        if (spec.image().equals(SandboxSpec.DEFAULT_IMAGE)) {
+        // A tier whose nodes pull the image (Kubernetes) gets it by reference: commands start as the sandbox user
+        // from Paddock's base environment, as on the host image.
+        if (spec.image().equals(SandboxSpec.DEFAULT_IMAGE)
+                || runtimes.require(spec.runtime().orElse(runtimes.defaultName())).pullsImages()) {
             return SandboxRoot.host(spec);
         }
         try {
@@ -493,7 +496,12 @@ final class SandboxManager implements AutoCloseable {
         synchronized (sb) {
             // Built first: a policy that no longer allows an egress secret's host is refused before anything changes.
             SandboxSpec updated = sb.spec().toBuilder().network(policy).build();
-            networks.update(sb.id(), policy);
+            SandboxRuntime runtime = runtimeFor(sb);
+            if (runtime.ownsNetwork()) {
+                runtime.updateNetwork(sb.id(), policy);
+            } else {
+                networks.update(sb.id(), policy);
+            }
             sb.spec(updated);
             try {
                 store.updateSpec(sb.id(), updated);
@@ -899,7 +907,7 @@ final class SandboxManager implements AutoCloseable {
             Duration left = Deadlines.remaining(row.deadline(), Instant.now(), System.nanoTime(), Deadlines.BOOT);
             sb.setExpiresAt(Instant.now().plus(left));
             client.setDeadline(left.plus(INIT_DEADLINE_GRACE));
-            if (row.spec().hasNetwork() && !networks.adopt(row.id(), row.spec().network(), row.spec().egressSecrets())) {
+            if (row.spec().hasNetwork() && !runtimeOf(row.spec()).ownsNetwork() && !networks.adopt(row.id(), row.spec().network(), row.spec().egressSecrets())) {
                 LOG.log(System.Logger.Level.WARNING, "the network of " + row.id() + " is gone; it runs without one");
             }
             sb.running(rt, client);
@@ -927,7 +935,7 @@ final class SandboxManager implements AutoCloseable {
         readopt(row, sb);
         Duration left = Deadlines.remaining(row.deadline(), Instant.now(), System.nanoTime(), Deadlines.BOOT);
         sb.setExpiresAt(Instant.now().plus(left));
-        if (row.spec().hasNetwork() && !networks.adopt(row.id(), row.spec().network(), row.spec().egressSecrets())) {
+        if (row.spec().hasNetwork() && !runtimeOf(row.spec()).ownsNetwork() && !networks.adopt(row.id(), row.spec().network(), row.spec().egressSecrets())) {
             LOG.log(System.Logger.Level.WARNING, "the network of " + row.id() + " is gone; it runs without one");
         }
         deadlines.put(row.id(), timers.schedule(() -> expire(sb), left.toNanos(), TimeUnit.NANOSECONDS));
