@@ -460,6 +460,15 @@ public abstract class SandboxContractTest {
     @Test
     void usageCountsMemoryCpuAndTasks() {
         Sandbox sb = create();
+        if (!tier().countsUsage()) {
+            try {
+                assertThatThrownBy(sb::usage).isInstanceOfSatisfying(SandboxException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
+            } finally {
+                sb.destroy();
+            }
+            return;
+        }
         try {
             assertThat(sb.exec("sh", "-c", "head -c 48m /dev/zero > /tmp/fill").exitCode()).isZero(); // in memory
             try (ExecProcess sleeper = sb.start(ExecRequest.builder().argv("sleep", "60").build())) {

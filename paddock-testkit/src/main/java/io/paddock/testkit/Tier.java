@@ -197,4 +197,13 @@ public enum Tier {
     public boolean oomVisiblePerCommand() {
         return oomVisiblePerCommand;
     }
+
+    /**
+     * Whether {@code Sandbox.usage()} reads the sandbox's resource use. runc, runsc: from its cgroup on this host.
+     * Kubernetes: the cgroup is the node's, and the cluster's metrics API is not read yet, so it answers
+     * FAILED_PRECONDITION saying so (docs/KUBERNETES.md).
+     */
+    public boolean countsUsage() {
+        return this != KUBERNETES;
+    }
 }
