@@ -12,7 +12,9 @@
  * A command with SPAWN_PTY runs on a pseudo-terminal instead of pipes: its stdin, stdout and stderr are the
  * terminal's slave side (also its controlling terminal), and the init holds the master, which it reads as
  * the exec's stdout and writes the exec's stdin to. The master reads EIO once every slave descriptor is
- * closed: that is the end of its output, as end of file is for a pipe. */
+ * closed: that is the end of its output, as end of file is for a pipe. gVisor's master never reads EIO (an
+ * empty one just has nothing to read), so once the shim is gone, and with it every process of the exec that
+ * could hold the terminal, an empty master is the end of the output too. */
 #include "init.h"
 
 #include <dirent.h>
@@ -59,6 +61,7 @@ struct exec {
     int stdin_close_req;
     int pty;                   /* runs on a pseudo-terminal: out_fd[0] and stdin_fd are its master */
     int eof_pending;           /* pty: end-of-file characters to type once stdin_buf is written */
+    int pty_orphaned;          /* pty: the shim is gone, so nothing holds the slave; empty master = end */
 
     int out_fd[2];             /* read ends of stdout/stderr, -1 at EOF */
     uint64_t out_win[2];
@@ -822,7 +825,9 @@ static void read_output(struct exec *e, int i)
             msg_abort(&m);
         }
     }
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+    /* A pty's master may never read EIO (gVisor): with its exec's tree gone, nothing more can come. */
+    int drained = e->pty_orphaned && n < 0 && errno == EAGAIN;
+    if (n == 0 || drained || (n < 0 && errno != EAGAIN && errno != EINTR)) {
         close_fd(&e->out_fd[i]);
         maybe_end(e);
     }
@@ -982,10 +987,26 @@ void exec_reap(void)
         for (struct exec *e = execs; e; e = e->next) {
             if (e->shim_pid == w && e->shim_alive) {
                 e->shim_alive = 0;
+                e->pty_orphaned = e->pty;
                 break;
             }
         }
         /* Anything else is an orphan reparented to PID 1: reaped silently. */
+    }
+}
+
+void exec_pty_drain(void)
+{
+    /* An orphaned pty's master is read until it is empty although poll() may never say so (gVisor's does
+     * not report a hangup), as far as its window and the queue to the engine allow; read_output ends it. */
+    int room = out_has_room();
+    struct exec *next;
+    for (struct exec *e = execs; e; e = next) {
+        next = e->next; /* read_output may end and free e */
+        if (!e->pty_orphaned || e->out_fd[0] < 0)
+            continue;
+        if (e->out_sent[0] >= e->out_cap[0] || (room && e->out_win[0] > 0))
+            read_output(e, 0);
     }
 }
 
