@@ -11,10 +11,10 @@
  *
  * A command with SPAWN_PTY runs on a pseudo-terminal instead of pipes: its stdin, stdout and stderr are the
  * terminal's slave side (also its controlling terminal), and the init holds the master, which it reads as
- * the exec's stdout and writes the exec's stdin to. Its output ends when the master reads EIO (every slave
- * descriptor is closed, as end of file for a pipe) or, once the command has exited, when the terminal has
- * had nothing to read for PTY_QUIET_NS: gVisor's master never reads EIO, and a background process that
- * keeps the terminal open should not hold the session open (docker exec -t ends with its command too). */
+ * the exec's stdout and writes the exec's stdin to. The master reads EIO once every slave descriptor is
+ * closed: that is the end of its output, as end of file is for a pipe. gVisor's master never reads EIO (an
+ * empty one just has nothing to read), so once the shim is gone, and with it every process of the exec that
+ * could hold the terminal, an empty master is the end of the output too. */
 #include "init.h"
 
 #include <dirent.h>
@@ -37,8 +37,6 @@
 #include <unistd.h>
 
 enum { REC_SPAWNED = 1, REC_EXIT = 2, REC_FAILED = 3 };
-
-#define PTY_QUIET_NS (100ull * 1000 * 1000)
 
 struct shim_rec {
     int32_t type;
@@ -64,7 +62,7 @@ struct exec {
     int stdin_close_req;
     int pty;                   /* runs on a pseudo-terminal: out_fd[0] and stdin_fd are its master */
     int eof_pending;           /* pty: end-of-file characters to type once stdin_buf is written */
-    uint64_t pty_quiet_at;     /* pty, command exited: when its output ends if nothing more is read */
+    int pty_orphaned;          /* pty: the shim is gone, so nothing holds the slave; empty master = end */
 
     int out_fd[2];             /* read ends of stdout/stderr, -1 at EOF */
     uint64_t out_win[2];
@@ -610,8 +608,8 @@ static void run_shim(struct spawn_req *s, const char *cg)
     _exit(0);
 }
 
-/* A pseudo-terminal of the requested size whose slave side belongs to the command's user, as login makes
- * it. Both descriptors are close-on-exec; 0 or -1 with errno. */
+/* A pseudo-terminal of the requested size, in the sandbox's own devpts. Both descriptors are close-on-exec;
+ * 0 or -1 with errno. */
 static int open_pty(const struct spawn_req *s, int *master, int *slave)
 {
     int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -633,9 +631,9 @@ static int open_pty(const struct spawn_req *s, int *master, int *slave)
         errno = saved;
         return -1;
     }
-    /* Best effort: the command can use its open descriptors either way. */
-    if (fchown(sl, s->uid, s->gid) < 0 || fchmod(sl, 0620) < 0)
-        logmsg("pty: could not give the terminal to uid %u: %s", s->uid, strerror(errno));
+    /* The device stays root's (the init has no CAP_CHOWN), as envd's terminals are; the command uses it
+     * through the descriptors it is given. */
+    (void)s;
     struct winsize ws = {(unsigned short)s->rows, (unsigned short)s->cols, 0, 0};
     if (ioctl(m, TIOCSWINSZ, &ws) < 0)
         logmsg("pty: TIOCSWINSZ: %s", strerror(errno));
@@ -852,8 +850,6 @@ static void read_status(struct exec *e)
                     e->code = SIGKILL;
                 }
             }
-            if (e->pty)
-                e->pty_quiet_at = now_ns() + PTY_QUIET_NS;
             maybe_end(e);
             return;
         }
@@ -863,8 +859,6 @@ static void read_status(struct exec *e)
             on_record(e, &e->rec);
             if (e->main_exited) {
                 close_fd(&e->status_fd);
-                if (e->pty)
-                    e->pty_quiet_at = now_ns() + PTY_QUIET_NS;
                 maybe_end(e);
                 return;
             }
@@ -911,13 +905,13 @@ static void read_output(struct exec *e, int i)
             e->out_sent[i] += keep;
             e->out_win[i] -= keep;
             msg_end(&m);
-            if (e->pty_quiet_at)
-                e->pty_quiet_at = now_ns() + PTY_QUIET_NS;
         } else {
             msg_abort(&m);
         }
     }
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+    /* A pty's master may never read EIO (gVisor): with its exec's tree gone, nothing more can come. */
+    int drained = e->pty_orphaned && n < 0 && errno == EAGAIN;
+    if (n == 0 || drained || (n < 0 && errno != EAGAIN && errno != EINTR)) {
         close_fd(&e->out_fd[i]);
         maybe_end(e);
     }
@@ -1077,6 +1071,7 @@ void exec_reap(void)
         for (struct exec *e = execs; e; e = e->next) {
             if (e->shim_pid == w && e->shim_alive) {
                 e->shim_alive = 0;
+                e->pty_orphaned = e->pty;
                 break;
             }
         }
@@ -1084,47 +1079,37 @@ void exec_reap(void)
     }
 }
 
+void exec_pty_drain(void)
+{
+    /* An orphaned pty's master is read until it is empty although poll() may never say so (gVisor's does
+     * not report a hangup), as far as its window and the queue to the engine allow; read_output ends it. */
+    int room = out_has_room();
+    struct exec *next;
+    for (struct exec *e = execs; e; e = next) {
+        next = e->next; /* read_output may end and free e */
+        if (!e->pty_orphaned || e->out_fd[0] < 0)
+            continue;
+        if (e->out_sent[0] >= e->out_cap[0] || (room && e->out_win[0] > 0))
+            read_output(e, 0);
+    }
+}
+
 uint64_t exec_next_timer(void)
 {
     uint64_t t = 0;
-    for (struct exec *e = execs; e; e = e->next) {
+    for (struct exec *e = execs; e; e = e->next)
         if (!e->ended && e->timeout_at && !e->timed_out && (t == 0 || e->timeout_at < t))
             t = e->timeout_at;
-        if (!e->ended && e->pty_quiet_at && (t == 0 || e->pty_quiet_at < t))
-            t = e->pty_quiet_at;
-    }
     return t;
-}
-
-/* A terminal whose command exited and that had nothing to read for PTY_QUIET_NS: its output has ended
- * unless something is waiting to be read (the main loop reads it first) or the engine has not yet taken
- * what was read (no window). May free e. */
-static void pty_quiet(struct exec *e, uint64_t now)
-{
-    int discarding = e->out_sent[0] >= e->out_cap[0];
-    struct pollfd p = {e->out_fd[0], POLLIN, 0};
-    if ((!discarding && e->out_win[0] == 0) || (poll(&p, 1, 0) == 1 && (p.revents & POLLIN))) {
-        e->pty_quiet_at = now + PTY_QUIET_NS;
-        return;
-    }
-    e->pty_quiet_at = 0;
-    close_fd(&e->out_fd[0]);
-    maybe_end(e);
 }
 
 void exec_timers(uint64_t now)
 {
-    struct exec *next;
-    for (struct exec *e = execs; e; e = next) {
-        next = e->next;
-        if (e->ended)
+    for (struct exec *e = execs; e; e = e->next) {
+        if (e->ended || !e->timeout_at || e->timed_out || now < e->timeout_at)
             continue;
-        if (e->timeout_at && !e->timed_out && now >= e->timeout_at) {
-            e->timed_out = 1;
-            exec_kill(e);
-        }
-        if (e->pty_quiet_at && now >= e->pty_quiet_at && e->out_fd[0] >= 0)
-            pty_quiet(e, now);
+        e->timed_out = 1;
+        exec_kill(e);
     }
 }
 

@@ -72,6 +72,7 @@ int exec_window(uint32_t chan, uint8_t stream, uint32_t inc); /* 0 when chan is 
 void exec_release(uint32_t chan);
 void exec_reap(void);
 void exec_timers(uint64_t now);
+void exec_pty_drain(void);      /* ends the output of pty execs whose process tree is gone */
 uint64_t exec_next_timer(void); /* 0 = none */
 /* Adds the exec fds to poll; returns the new count. tags[i] identifies the entry for exec_poll_done. */
 int exec_poll_add(struct pollfd *pfd, void **tags, int *kinds, int n, int max);

@@ -549,6 +549,7 @@ int main(int argc, char **argv)
             die_all(124);
         }
         exec_timers(now);
+        exec_pty_drain();
         int more = files_pump();
 
         int need = 3 + exec_poll_count();

@@ -64,6 +64,8 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -128,29 +130,31 @@ abstract class EnvdContractTest {
     }
 
     /** Everything a process stream carried: output, keepalives, the end event, the end-of-stream JSON. */
-    record Run(int pid, String stdout, String stderr, ProcessEvent.EndEvent end, int keepalives, String endJson) {
+    record Run(int pid, String stdout, String stderr, String pty, ProcessEvent.EndEvent end, int keepalives, String endJson) {
     }
 
     static Run drain(ConnectClient.Stream s, boolean start) {
         StringBuilder out = new StringBuilder();
         StringBuilder err = new StringBuilder();
+        StringBuilder pty = new StringBuilder();
         int pid = -1;
         int keepalives = 0;
         ProcessEvent.EndEvent end = null;
         while (true) {
             ConnectClient.Frame f = s.frame(WAIT);
             if (f.end()) {
-                return new Run(pid, out.toString(), err.toString(), end, keepalives, f.text());
+                return new Run(pid, out.toString(), err.toString(), pty.toString(), end, keepalives, f.text());
             }
             ProcessEvent ev = start ? s.next0(f, StartResponse.getDefaultInstance()).getEvent()
                     : s.next0(f, ConnectResponse.getDefaultInstance()).getEvent();
             switch (ev.getEventCase()) {
                 case START -> pid = ev.getStart().getPid();
                 case DATA -> {
-                    if (ev.getData().hasStdout()) {
-                        out.append(ev.getData().getStdout().toStringUtf8());
-                    } else {
-                        err.append(ev.getData().getStderr().toStringUtf8());
+                    switch (ev.getData().getOutputCase()) {
+                        case STDOUT -> out.append(ev.getData().getStdout().toStringUtf8());
+                        case STDERR -> err.append(ev.getData().getStderr().toStringUtf8());
+                        case PTY -> pty.append(ev.getData().getPty().toStringUtf8());
+                        default -> throw new AssertionError("a data event without output: " + ev);
                     }
                 }
                 case KEEPALIVE -> keepalives++;
@@ -183,6 +187,7 @@ abstract class EnvdContractTest {
             ProcessEvent ev = start ? s.next0(f, StartResponse.getDefaultInstance()).getEvent()
                     : s.next0(f, ConnectResponse.getDefaultInstance()).getEvent();
             if (ev.hasData()) {
+                assertThat(ev.getData().hasPty()).as("pty data from a process without a pty").isFalse();
                 return ev.getData().getStdout().toStringUtf8() + ev.getData().getStderr().toStringUtf8();
             }
             assertThat(ev.getEventCase()).isEqualTo(ProcessEvent.EventCase.KEEPALIVE);
@@ -403,19 +408,211 @@ abstract class EnvdContractTest {
         }
     }
 
+    static StartRequest pty(int cols, int rows, String cmd, String... args) {
+        return StartRequest.newBuilder().setProcess(ProcessConfig.newBuilder().setCmd(cmd).addAllArgs(List.of(args)))
+                .setPty(PTY.newBuilder().setSize(PTY.Size.newBuilder().setCols(cols).setRows(rows))).build();
+    }
+
+    static SendInputRequest typed(int pid, String text) {
+        return SendInputRequest.newBuilder().setProcess(pid(pid))
+                .setInput(ProcessInput.newBuilder().setPty(ByteString.copyFromUtf8(text))).build();
+    }
+
+    static UpdateRequest resize(int pid, int cols, int rows) {
+        return UpdateRequest.newBuilder().setProcess(pid(pid))
+                .setPty(PTY.newBuilder().setSize(PTY.Size.newBuilder().setCols(cols).setRows(rows))).build();
+    }
+
+    /**
+     * The output of a pty process as one stream of text: {@link #until} reads the process's stream until the text
+     * not yet consumed matches, and consumes it up to the end of the match (the rest, such as the next prompt that
+     * came in the same chunk, stays for the next call). Every data event must be {@code pty} data: a terminal has no
+     * separate stdout and stderr.
+     */
+    static final class Term {
+        final ConnectClient.Stream stream;
+        final boolean start;
+        final StringBuilder pending = new StringBuilder();
+
+        Term(ConnectClient.Stream stream, boolean start) {
+            this.stream = stream;
+            this.start = start;
+        }
+
+        /** The text up to the end of the first match of {@code regex}, waiting at most WAIT seconds. */
+        String until(String regex) {
+            Matcher m = Pattern.compile(regex).matcher(pending);
+            long deadline = System.nanoTime() + Duration.ofSeconds(WAIT).toNanos();
+            while (!m.find(0)) {
+                ProcessEvent.EndEvent end = next(deadline, regex);
+                assertThat(end).as("the process ended (%s) before %s; the terminal showed %s", end, regex, pending).isNull();
+                m = Pattern.compile(regex).matcher(pending);
+            }
+            String upTo = pending.substring(0, m.end());
+            pending.delete(0, m.end());
+            return upTo;
+        }
+
+        /** The end event, after the rest of the output. */
+        ProcessEvent.EndEvent end() {
+            long deadline = System.nanoTime() + Duration.ofSeconds(WAIT).toNanos();
+            while (true) {
+                ProcessEvent.EndEvent end = next(deadline, "the end");
+                if (end != null) {
+                    assertThat(stream.end(WAIT)).isEqualTo("{}");
+                    return end;
+                }
+            }
+        }
+
+        /** One event: output is appended; the end event is returned; null otherwise. */
+        private ProcessEvent.EndEvent next(long deadline, String what) {
+            // keepalives keep a stream busy, so each frame's own wait is not enough
+            assertThat(System.nanoTime() - deadline).as("waited %d s for %s; the terminal showed %s", WAIT, what, pending)
+                    .isNegative();
+            ConnectClient.Frame f = stream.frame(WAIT);
+            assertThat(f.end()).as("stream ended (%s) before %s; the terminal showed %s", f.text(), what, pending).isFalse();
+            ProcessEvent ev = start ? stream.next0(f, StartResponse.getDefaultInstance()).getEvent()
+                    : stream.next0(f, ConnectResponse.getDefaultInstance()).getEvent();
+            switch (ev.getEventCase()) {
+                case DATA -> {
+                    assertThat(ev.getData().getOutputCase()).isEqualTo(ProcessEvent.DataEvent.OutputCase.PTY);
+                    pending.append(ev.getData().getPty().toStringUtf8());
+                }
+                case END -> {
+                    return ev.getEnd();
+                }
+                default -> assertThat(ev.getEventCase()).isEqualTo(ProcessEvent.EventCase.KEEPALIVE);
+            }
+            return null;
+        }
+    }
+
+    /** The prompt of an interactive shell: type only after it, as a person would (typed-ahead Ctrl-D may be lost). */
+    static final String PROMPT = "\\$ ";
+
     @ParameterizedTest
     @EnumSource(ConnectClient.Codec.class)
-    void ptyAndUpdateAreUnimplemented(ConnectClient.Codec codec) {
+    void aPtyIsATerminalThatTakesInputAndResizes(ConnectClient.Codec codec) {
         ConnectClient c = client(codec);
-        StartRequest pty = bash("true").toBuilder().setPty(PTY.newBuilder().setSize(PTY.Size.newBuilder().setCols(80)
-                .setRows(24))).build();
-        assertThat(c.stream(PROCESS + "Start", pty, Map.of()).end(WAIT)).contains("unimplemented").contains("pty");
-        assertThatThrownBy(() -> c.unary(PROCESS + "Update", UpdateRequest.newBuilder().setProcess(pid(1)).build(),
+        ConnectClient.Stream s = c.stream(PROCESS + "Start", pty(80, 24, "/bin/bash", "-i", "-l"),
+                Map.of("keepalive-ping-interval", "50"));
+        int pid = startEvent(s);
+        Term t = new Term(s, true);
+        assertThat(c.unary(PROCESS + "List", ListRequest.getDefaultInstance(), ListResponse.getDefaultInstance())
+                .getProcessesList()).singleElement().satisfies(p -> {
+                    assertThat(p.getPid()).isEqualTo(pid);
+                    assertThat(p.getConfig().getArgsList()).containsExactly("-i", "-l");
+                });
+        t.until(PROMPT);
+
+        c.unary(PROCESS + "SendInput", typed(pid, "echo T=$TERM; tty; stty size\n"), SendInputResponse.getDefaultInstance());
+        String out = t.until("T=xterm-256color\r\n/dev/pts/\\d+\r\n24 80\r\n");
+        assertThat(out).contains("echo T=$TERM"); // the terminal echoes what is typed
+        t.until(PROMPT);
+
+        c.unary(PROCESS + "Update", resize(pid, 132, 50), io.paddock.envd.internal.proto.ProcessProto.UpdateResponse
+                .getDefaultInstance());
+        c.unary(PROCESS + "SendInput", typed(pid, "stty size\n"), SendInputResponse.getDefaultInstance());
+        t.until("50 132\r\n");
+        t.until(PROMPT);
+
+        // a terminal takes pty input only; end of file is Ctrl-D typed, not a closed stdin; sizes stay in range
+        assertThatThrownBy(() -> c.unary(PROCESS + "SendInput", input(pid, "x"), SendInputResponse.getDefaultInstance()))
+                .isInstanceOfSatisfying(CallFailed.class, e -> {
+                    assertThat(e.code).isEqualTo("failed_precondition");
+                    assertThat(e).hasMessageContaining("pty");
+                });
+        assertThatThrownBy(() -> c.unary(PROCESS + "CloseStdin", CloseStdinRequest.newBuilder().setProcess(pid(pid)).build(),
+                CloseStdinResponse.getDefaultInstance()))
+                .isInstanceOfSatisfying(CallFailed.class, e -> {
+                    assertThat(e.code).isEqualTo("failed_precondition");
+                    assertThat(e).hasMessageContaining("Ctrl+D");
+                });
+        for (int[] bad : new int[][]{{0, 24}, {80, 0}, {5000, 24}}) {
+            assertThatThrownBy(() -> c.unary(PROCESS + "Update", resize(pid, bad[0], bad[1]),
+                    io.paddock.envd.internal.proto.ProcessProto.UpdateResponse.getDefaultInstance()))
+                    .isInstanceOfSatisfying(CallFailed.class, e -> assertThat(e.code).isEqualTo("invalid_argument"));
+        }
+
+        c.unary(PROCESS + "SendInput", typed(pid, "exit 7\n"), SendInputResponse.getDefaultInstance());
+        ProcessEvent.EndEvent end = t.end();
+        assertThat(end.getExitCode()).isEqualTo(7);
+        assertThat(end.getExited()).isTrue();
+        assertThat(end.getStatus()).isEqualTo("exit status 7");
+
+        // Ctrl-D at the prompt ends a shell; a bad size at the start is refused before anything runs
+        ConnectClient.Stream eof = c.stream(PROCESS + "Start", pty(40, 10, "/bin/bash", "-i"), Map.of());
+        int eofPid = startEvent(eof);
+        Term e = new Term(eof, true);
+        e.until(PROMPT);
+        c.unary(PROCESS + "SendInput", typed(eofPid, "\u0004"), SendInputResponse.getDefaultInstance());
+        assertThat(e.end().getExitCode()).isZero();
+        assertThat(c.stream(PROCESS + "Start", pty(0, 24, "/bin/bash"), Map.of()).end(WAIT))
+                .contains("invalid_argument").contains("cols");
+    }
+
+    @ParameterizedTest
+    @EnumSource(ConnectClient.Codec.class)
+    void aKilledPtyEndsKilledAndItsStdinFlagIsIgnored(ConnectClient.Codec codec) {
+        ConnectClient c = client(codec);
+        // stdin false would close a pipe; a terminal stays the shell's input (closing it would type Ctrl-D)
+        ConnectClient.Stream s = c.stream(PROCESS + "Start", pty(80, 24, "/bin/bash", "-i").toBuilder().setStdin(false)
+                .build(), Map.of());
+        int pid = startEvent(s);
+        Term t = new Term(s, true);
+        t.until(PROMPT);
+        c.unary(PROCESS + "SendInput", typed(pid, "echo al''ive\n"), SendInputResponse.getDefaultInstance());
+        t.until("alive\r\n");
+
+        // a second stream on it sees the same terminal output
+        ConnectClient.Stream attached = c.stream(PROCESS + "Connect", ConnectRequest.newBuilder().setProcess(pid(pid))
+                .build(), Map.of());
+        assertThat(attached.next(ConnectResponse.getDefaultInstance(), WAIT).getEvent().getStart().getPid()).isEqualTo(pid);
+        Term a = new Term(attached, false);
+        c.unary(PROCESS + "SendInput", typed(pid, "echo ag''ain\n"), SendInputResponse.getDefaultInstance());
+        t.until("again\r\n");
+        a.until("again\r\n");
+
+        c.unary(PROCESS + "SendSignal", SendSignalRequest.newBuilder().setProcess(pid(pid)).setSignal(Signal.SIGNAL_SIGKILL)
+                .build(), SendSignalResponse.getDefaultInstance());
+        ProcessEvent.EndEvent end = t.end();
+        assertThat(end.getExited()).isFalse();
+        assertThat(end.getExitCode()).isEqualTo(-1);
+        assertThat(end.getStatus()).isEqualTo("signal: killed");
+        assertThat(a.end().getStatus()).isEqualTo("signal: killed");
+    }
+
+    @ParameterizedTest
+    @EnumSource(ConnectClient.Codec.class)
+    void aProcessWithoutAPtyRefusesPtyInputAndResizing(ConnectClient.Codec codec) {
+        ConnectClient c = client(codec);
+        ConnectClient.Stream s = c.stream(PROCESS + "Start", StartRequest.newBuilder()
+                .setProcess(ProcessConfig.newBuilder().setCmd("cat")).build(), Map.of());
+        int pid = startEvent(s);
+        assertThatThrownBy(() -> c.unary(PROCESS + "Update", resize(pid, 100, 30),
                 io.paddock.envd.internal.proto.ProcessProto.UpdateResponse.getDefaultInstance()))
                 .isInstanceOfSatisfying(CallFailed.class, e -> {
-                    assertThat(e.code).isEqualTo("unimplemented");
-                    assertThat(e.httpStatus).isEqualTo(501);
+                    assertThat(e.code).isEqualTo("failed_precondition");
+                    assertThat(e.httpStatus).isEqualTo(400);
+                    assertThat(e).hasMessageContaining("tty not assigned");
                 });
+        assertThatThrownBy(() -> c.unary(PROCESS + "SendInput", typed(pid, "x\n"), SendInputResponse.getDefaultInstance()))
+                .isInstanceOfSatisfying(CallFailed.class, e -> {
+                    assertThat(e.code).isEqualTo("failed_precondition");
+                    assertThat(e).hasMessageContaining("tty not assigned");
+                });
+        // an Update without a pty changes nothing, as envd's; an unknown pid is not_found
+        c.unary(PROCESS + "Update", UpdateRequest.newBuilder().setProcess(pid(pid)).build(),
+                io.paddock.envd.internal.proto.ProcessProto.UpdateResponse.getDefaultInstance());
+        assertThatThrownBy(() -> c.unary(PROCESS + "Update", resize(pid + 1000, 100, 30),
+                io.paddock.envd.internal.proto.ProcessProto.UpdateResponse.getDefaultInstance()))
+                .isInstanceOfSatisfying(CallFailed.class, e -> assertThat(e.code).isEqualTo("not_found"));
+        c.unary(PROCESS + "SendInput", input(pid, "still a pipe\n"), SendInputResponse.getDefaultInstance());
+        assertThat(nextData(s, true)).isEqualTo("still a pipe\n");
+        c.unary(PROCESS + "CloseStdin", CloseStdinRequest.newBuilder().setProcess(pid(pid)).build(),
+                CloseStdinResponse.getDefaultInstance());
+        assertThat(drain(s, true).end().getExitCode()).isZero();
     }
 
     // ------------------------------------------------------------------ filesystem

@@ -12,10 +12,10 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * A process started through envd: its Paddock exec, what it was started with, and the streams (a Start's and any
- * Connects') its events go to. Two pump threads read its stdout and stderr from start to end of file whether or
- * not anyone listens (output nobody listens to is dropped, as envd does, so a detached process never stalls), and
- * hand each chunk to every subscriber: a subscriber that does not read holds the pumps back, which is the
- * command's backpressure, until its stream goes.
+ * Connects') its events go to. Two pump threads read its stdout (a terminal's output, for a pty) and stderr from
+ * start to end of file whether or not anyone listens (output nobody listens to is dropped, as envd does, so a
+ * detached process never stalls), and hand each chunk to every subscriber: a subscriber that does not read holds
+ * the pumps back, which is the command's backpressure, until its stream goes.
  */
 final class ProcessEntry {
     final long pid;
@@ -23,6 +23,8 @@ final class ProcessEntry {
     final ProcessConfig config;
     final Optional<String> tag;
     final boolean stdinOpen;
+    /** Whether it runs on a pseudo-terminal: its input is {@code pty} input, its output {@code pty} data. */
+    final boolean pty;
     /** Whether the exec's timeout is the Start call's deadline, so that timing out reads as deadline_exceeded. */
     final boolean timeoutIsDeadline;
     final Object stdinLock = new Object();
@@ -33,13 +35,14 @@ final class ProcessEntry {
     // @GuardedBy("lock")
     private Item last;
 
-    ProcessEntry(long pid, ExecProcess exec, ProcessConfig config, Optional<String> tag, boolean stdinOpen,
+    ProcessEntry(long pid, ExecProcess exec, ProcessConfig config, Optional<String> tag, boolean stdinOpen, boolean pty,
                  boolean timeoutIsDeadline) {
         this.pid = pid;
         this.exec = exec;
         this.config = config;
         this.tag = tag;
         this.stdinOpen = stdinOpen;
+        this.pty = pty;
         this.timeoutIsDeadline = timeoutIsDeadline;
     }
 

@@ -9,12 +9,14 @@ import io.paddock.ExitStatus;
 import io.paddock.FileInfo;
 import io.paddock.SandboxException;
 import io.paddock.Signal;
+import io.paddock.TerminalSize;
 import io.paddock.envd.internal.proto.ProcessProto.CloseStdinRequest;
 import io.paddock.envd.internal.proto.ProcessProto.CloseStdinResponse;
 import io.paddock.envd.internal.proto.ProcessProto.ConnectRequest;
 import io.paddock.envd.internal.proto.ProcessProto.ConnectResponse;
 import io.paddock.envd.internal.proto.ProcessProto.ListRequest;
 import io.paddock.envd.internal.proto.ProcessProto.ListResponse;
+import io.paddock.envd.internal.proto.ProcessProto.PTY;
 import io.paddock.envd.internal.proto.ProcessProto.ProcessConfig;
 import io.paddock.envd.internal.proto.ProcessProto.ProcessEvent;
 import io.paddock.envd.internal.proto.ProcessProto.ProcessInfo;
@@ -29,6 +31,7 @@ import io.paddock.envd.internal.proto.ProcessProto.StartResponse;
 import io.paddock.envd.internal.proto.ProcessProto.StreamInputRequest;
 import io.paddock.envd.internal.proto.ProcessProto.StreamInputResponse;
 import io.paddock.envd.internal.proto.ProcessProto.UpdateRequest;
+import io.paddock.envd.internal.proto.ProcessProto.UpdateResponse;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -45,8 +48,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 /**
- * E2B's {@code process.Process} service on a Paddock sandbox: commands are Paddock execs (no PTY), as the sandbox
- * user, with the sandbox's environment plus the call's {@code envs}. A process's {@code pid} is its Paddock exec id
+ * E2B's {@code process.Process} service on a Paddock sandbox: commands are Paddock execs, as the sandbox user, with
+ * the sandbox's environment plus the call's {@code envs}; a {@code pty} in the Start request runs the command on a
+ * pseudo-terminal ({@link ExecRequest.Builder#terminal}), whose output is the {@code pty} data event, whose input is
+ * {@code pty} input and whose size {@code Update} changes. A process's {@code pid} is its Paddock exec id
  * ({@link ExecProcess#id()}), unique among the sandbox's commands; Paddock's API does not expose kernel pids.
  */
 public final class ProcessService {
@@ -87,15 +92,12 @@ public final class ProcessService {
 
     public void start(Call c, StartRequest r, StreamOut out) throws IOException {
         c.checkUser();
-        if (r.hasPty()) {
-            throw new ConnectException(ConnectCode.UNIMPLEMENTED, "process.Process/Start with a pty: Paddock runs "
-                    + "commands with pipes only, it has no pseudo-terminals; start it without pty");
-        }
         ProcessConfig cfg = r.getProcess();
         if (cfg.getCmd().isEmpty()) {
             throw ConnectException.invalid("process.cmd: empty");
         }
-        ExecRequest.Builder req = ExecRequest.builder().outputLimit(ExecRequest.UNLIMITED);
+        TerminalSize terminal = r.hasPty() ? size(r.getPty(), "pty.size") : null;
+        ExecRequest.Builder req = ExecRequest.builder().outputLimit(ExecRequest.UNLIMITED).terminal(terminal);
         List<String> argv = new ArrayList<>();
         argv.add(cfg.getCmd());
         argv.addAll(cfg.getArgsList());
@@ -109,7 +111,8 @@ public final class ProcessService {
             // E2B ends a command whose Start call's deadline passes; the init's timeout kills its whole tree
             req.timeout(c.timeout().isZero() ? Duration.ofMillis(1) : c.timeout());
         }
-        boolean stdin = !r.hasStdin() || r.getStdin();
+        // A terminal is always the command's input, whatever `stdin` says (as envd's): closing it would type Ctrl-D.
+        boolean stdin = terminal != null || !r.hasStdin() || r.getStdin();
         ExecProcess exec = c.sandbox().start(req.build());
         if (!stdin) {
             exec.closeStdin();
@@ -120,7 +123,7 @@ public final class ProcessService {
             throw new ConnectException(ConnectCode.INTERNAL, "exec id " + pid + " does not fit E2B's uint32 pid");
         }
         ProcessEntry entry = new ProcessEntry(pid, exec, cfg, r.hasTag() ? Optional.of(r.getTag()) : Optional.empty(),
-                stdin, c.timeout() != null);
+                stdin, terminal != null, c.timeout() != null);
         ProcessEntry.Subscriber sub = entry.subscribe();
         String refused = tables.with(c.sandbox(), t -> {
             if (t.processes.size() >= MAX_PROCESSES) {
@@ -149,10 +152,19 @@ public final class ProcessService {
         follow(c, entry, sub, out, ev -> ConnectResponse.newBuilder().setEvent(ev).build(), c.deadlineNanos());
     }
 
+    /** Resizes a process's terminal (the kernel sends its foreground process group {@code SIGWINCH}). */
     public Message update(Call c, UpdateRequest r) {
         c.checkUser();
-        throw new ConnectException(ConnectCode.UNIMPLEMENTED, "process.Process/Update: Paddock runs commands without a "
-                + "pseudo-terminal, so there is no PTY to resize");
+        ProcessEntry entry = find(c, r.getProcess());
+        if (r.hasPty()) {
+            TerminalSize size = size(r.getPty(), "pty.size");
+            if (!entry.pty) {
+                throw new ConnectException(ConnectCode.FAILED_PRECONDITION, "error resizing tty: tty not assigned to "
+                        + "process " + entry.pid + " (it was started without a pty)");
+            }
+            entry.exec.resize(size);
+        }
+        return UpdateResponse.getDefaultInstance();
     }
 
     public Message sendInput(Call c, SendInputRequest r) {
@@ -185,6 +197,10 @@ public final class ProcessService {
     public Message closeStdin(Call c, CloseStdinRequest r) {
         c.checkUser();
         ProcessEntry entry = find(c, r.getProcess());
+        if (entry.pty) {
+            throw new ConnectException(ConnectCode.FAILED_PRECONDITION, "cannot close stdin for PTY process "
+                    + entry.pid + " — send Ctrl+D (0x04) as pty input instead");
+        }
         if (!entry.stdinOpen) {
             throw new ConnectException(ConnectCode.FAILED_PRECONDITION, "process " + entry.pid
                     + " was started without stdin (StartRequest.stdin false)");
@@ -234,27 +250,56 @@ public final class ProcessService {
         }
     }
 
+    /** The size in a PTY message: each side 1 to {@link TerminalSize#MAX} (envd takes a 0, a size programs ignore). */
+    private static TerminalSize size(PTY pty, String field) {
+        if (!pty.hasSize()) {
+            throw ConnectException.invalid(field + ": missing");
+        }
+        long cols = Integer.toUnsignedLong(pty.getSize().getCols());
+        long rows = Integer.toUnsignedLong(pty.getSize().getRows());
+        if (cols < 1 || cols > TerminalSize.MAX || rows < 1 || rows > TerminalSize.MAX) {
+            throw ConnectException.invalid(field + ": cols and rows must each be between 1 and " + TerminalSize.MAX
+                    + ", got " + cols + " cols, " + rows + " rows");
+        }
+        return new TerminalSize((int) cols, (int) rows);
+    }
+
+    /**
+     * Input goes where the process reads it: {@code pty} input to a terminal (typed, so echoed by it), {@code stdin}
+     * to a pipe. The other way round is {@code failed_precondition}, with envd's wording.
+     */
     private static void write(ProcessEntry entry, ProcessInput in) {
+        ByteString bytes;
         switch (in.getInputCase()) {
             case STDIN -> {
+                if (entry.pty) {
+                    throw new ConnectException(ConnectCode.FAILED_PRECONDITION, "tty assigned to process " + entry.pid
+                            + " — input should be written to the pty, not the stdin");
+                }
                 if (!entry.stdinOpen) {
                     throw new ConnectException(ConnectCode.FAILED_PRECONDITION, "process " + entry.pid
                             + " was started without stdin (StartRequest.stdin false)");
                 }
-                synchronized (entry.stdinLock) {
-                    try {
-                        OutputStream o = entry.exec.stdin();
-                        in.getStdin().writeTo(o);
-                        o.flush();
-                    } catch (IOException e) {
-                        throw new ConnectException(ConnectCode.FAILED_PRECONDITION, "process " + entry.pid
-                                + ": its stdin is closed (" + e.getMessage() + ")");
-                    }
-                }
+                bytes = in.getStdin();
             }
-            case PTY -> throw new ConnectException(ConnectCode.UNIMPLEMENTED, "pty input: Paddock runs commands without a "
-                    + "pseudo-terminal; send stdin instead");
+            case PTY -> {
+                if (!entry.pty) {
+                    throw new ConnectException(ConnectCode.FAILED_PRECONDITION, "tty not assigned to process " + entry.pid
+                            + " — input should be written to the stdin, not the tty");
+                }
+                bytes = in.getPty();
+            }
             default -> throw ConnectException.invalid("input: neither stdin nor pty given");
+        }
+        synchronized (entry.stdinLock) {
+            try {
+                OutputStream o = entry.exec.stdin();
+                bytes.writeTo(o);
+                o.flush();
+            } catch (IOException e) {
+                throw new ConnectException(ConnectCode.FAILED_PRECONDITION, "process " + entry.pid
+                        + ": its " + (entry.pty ? "terminal" : "stdin") + " is closed (" + e.getMessage() + ")");
+            }
         }
     }
 
@@ -285,7 +330,9 @@ public final class ProcessService {
                 ProcessEvent.DataEvent.Builder d = ProcessEvent.DataEvent.newBuilder();
                 ByteString bytes = ByteString.copyFrom(buf, 0, n);
                 if (stderr) {
-                    d.setStderr(bytes);
+                    d.setStderr(bytes); // never for a terminal: it merges stderr into its output
+                } else if (entry.pty) {
+                    d.setPty(bytes);
                 } else {
                     d.setStdout(bytes);
                 }
