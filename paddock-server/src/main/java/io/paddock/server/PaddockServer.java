@@ -143,9 +143,11 @@ public final class PaddockServer implements AutoCloseable {
         PortProxy proxy = new PortProxy(websockets, timers, PortProxy.DEFAULT_IDLE_TIMEOUT, options.idleTimeout().dividedBy(3));
         PortApi ports = new PortApi(paddock, auth, tenancy, urlTokens, proxy, options.portDomain().orElse(null));
         // /mcp first: the MCP endpoint takes only that path (on the daemon's own host names), the REST API the rest
-        McpEndpoint mcp = new McpEndpoint(auth, tenancy, code, ports, version(), Math.min(options.maxUploadBytes(), MAX_MCP_REQUEST));
+        Audit audit = new Audit(auditLog, metrics);
+        McpEndpoint mcp = new McpEndpoint(auth, tenancy, code, ports, audit, version(),
+                Math.min(options.maxUploadBytes(), MAX_MCP_REQUEST));
         server.setHandler(new Handler.Sequence(mcp, new ApiHandler(paddock, auth, tenancy, limits, openapi, version(),
-                runtime(paddock), websockets, timers, code, ports, metrics, new Audit(auditLog, metrics))));
+                runtime(paddock), websockets, timers, code, ports, metrics, audit)));
         server.setErrorHandler(new JsonErrorHandler());
 
         try {

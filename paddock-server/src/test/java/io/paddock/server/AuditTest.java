@@ -1,6 +1,10 @@
 package io.paddock.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.modelcontextprotocol.client.McpClient;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
+import io.modelcontextprotocol.spec.McpSchema;
 import io.paddock.server.internal.AuditLog;
 import io.paddock.wire.Wire;
 import org.junit.jupiter.api.AfterAll;
@@ -187,6 +191,59 @@ class AuditTest {
         }
         for (String line : onDisk.toString().split("\n")) {
             assertThat(Wire.parse(line.getBytes(StandardCharsets.UTF_8)).isObject()).as(line).isTrue();
+        }
+    }
+
+    @Test
+    void mcpToolCallsThatChangeSomethingAreRecordedWithoutTheirArguments() throws Exception {
+        String run = UUID.randomUUID().toString();
+        String env = "mcp-env-" + run;
+        String argv = "mcp-argv-" + run;
+        String content = "mcp-content-" + run;
+        HttpClientStreamableHttpTransport transport = HttpClientStreamableHttpTransport.builder(f.server.url().toString())
+                .endpoint("/mcp").requestBuilder(HttpRequest.newBuilder().header("Authorization", "Bearer " + ALICE)
+                        .header("X-Request-Id", "mcp-" + run)).build();
+        McpSyncClient alice = McpClient.sync(transport).requestTimeout(java.time.Duration.ofMinutes(2)).build();
+        try {
+            alice.initialize();
+            McpSchema.CallToolResult created = alice.callTool(new McpSchema.CallToolRequest("sandbox_create",
+                    java.util.Map.of("memory", "128m", "env", java.util.Map.of("MODE", env)), null));
+            assertThat(created.isError()).isFalse();
+            String text = ((McpSchema.TextContent) created.content().get(0)).text();
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("created sandbox (\\S+)").matcher(text);
+            assertThat(m.find()).isTrue();
+            String id = m.group(1);
+            assertThat(alice.callTool(new McpSchema.CallToolRequest("run_command", java.util.Map.of("sandbox", id,
+                    "command", List.of("echo", argv)), null)).isError()).isFalse();
+            assertThat(alice.callTool(new McpSchema.CallToolRequest("write_file", java.util.Map.of("sandbox", id,
+                    "path", "/workspace/m.txt", "content", content), null)).isError()).isFalse();
+            assertThat(alice.callTool(new McpSchema.CallToolRequest("read_file", java.util.Map.of("sandbox", id,
+                    "path", "/workspace/m.txt"), null)).isError()).isFalse();
+            assertThat(alice.callTool(new McpSchema.CallToolRequest("sandbox_list", java.util.Map.of(), null)).isError()).isFalse();
+            assertThat(alice.callTool(new McpSchema.CallToolRequest("run_command", java.util.Map.of("sandbox", "sb-" + "e".repeat(26),
+                    "command", List.of("true")), null)).isError()).isTrue();
+            assertThat(alice.callTool(new McpSchema.CallToolRequest("sandbox_destroy", java.util.Map.of("sandbox", id), null))
+                    .isError()).isFalse();
+
+            List<JsonNode> mine = audit(ALICE, "?sandbox=" + id);
+            assertThat(mine).extracting(e -> e.get("action").asText()).containsExactly("mcp_sandbox_create", "mcp_run_command",
+                    "mcp_write_file", "mcp_sandbox_destroy"); // reads (read_file, sandbox_list) are not recorded
+            assertThat(mine).allSatisfy(e -> {
+                assertThat(e.get("via").asText()).isEqualTo("mcp");
+                assertThat(e.get("tenant").asText()).isEqualTo("alice");
+                assertThat(e.get("outcome").asText()).isEqualTo("OK");
+                assertThat(e.get("request_id").asText()).isEqualTo("mcp-" + run);
+                assertThat(e.get("duration_ms").asLong()).isNotNegative();
+            });
+            List<JsonNode> failed = audit(ALICE, "?action=mcp_run_command&limit=1");
+            assertThat(failed.get(0).get("outcome").asText()).isEqualTo("NOT_FOUND");
+            assertThat(failed.get(0).has("sandbox")).isFalse();
+            String answered = call(f.token, "GET", "/v1/audit?limit=10000", null).body();
+            assertThat(answered).contains(id).doesNotContain(env).doesNotContain(argv).doesNotContain(content).doesNotContain(ALICE);
+            assertThat(Files.readString(data.resolve(AuditLog.FILE))).doesNotContain(env).doesNotContain(argv)
+                    .doesNotContain(content);
+        } finally {
+            alice.closeGracefully();
         }
     }
 

@@ -168,6 +168,32 @@ public final class Audit {
     }
 
     /**
+     * An MCP tool call that may change something ({@link McpEndpoint}, paddock-mcp's {@code ToolAudit}): an entry of
+     * its own, {@code via} {@code mcp}, its action {@code mcp_<tool>}; no HTTP status (the tool's answer is one
+     * message of the MCP exchange).
+     */
+    void tool(Caller caller, String remote, String requestId, String tool, Optional<String> sandbox,
+              Optional<ErrorCode> failure, java.time.Duration took) {
+        if (log == null) {
+            return;
+        }
+        ObjectNode o = Wire.object();
+        o.put("time", Instant.now().minus(took).truncatedTo(ChronoUnit.MILLIS).toString());
+        if (requestId != null && REQUEST_ID.matcher(requestId).matches()) {
+            o.put("request_id", requestId);
+        }
+        o.put("caller", caller.isOperator() ? "operator" : "tenant");
+        caller.tenant().ifPresent(t -> o.put("tenant", t));
+        o.put("via", "mcp");
+        o.put("action", "mcp_" + tool);
+        sandbox.filter(SandboxId::isValid).ifPresent(id -> o.put("sandbox", id));
+        o.put("outcome", failure.map(Enum::name).orElse("OK"));
+        o.put("duration_ms", took.toMillis());
+        o.put("remote", remote);
+        write(o);
+    }
+
+    /**
      * Ends and writes the request's entry, if it has one: {@code failure} is what the request failed with
      * (null when it did not), {@code status} the status answered.
      */
@@ -181,8 +207,12 @@ public final class Audit {
         e.json.put("status", status);
         e.json.put("duration_ms", (System.nanoTime() - e.startNanos) / 1_000_000);
         e.json.put("remote", Request.getRemoteAddr(request));
+        write(e.json);
+    }
+
+    private void write(ObjectNode entry) {
         try {
-            log.append(e.json);
+            log.append(entry);
         } catch (IOException | RuntimeException ex) {
             metrics.auditWriteFailed();
             long now = System.nanoTime();
