@@ -293,8 +293,10 @@ public final class Audit {
                 && (action == null || action.equals(e.path("action").asText()))
                 && (sandbox == null || sandbox.equals(e.path("sandbox").asText()) || contains(e.get("forks"), sandbox))
                 && (after == null || !before(e.path("time").asText(), after));
+        // ids and tenant names are written as they are (no character needs escaping), so a line without them cannot match
+        String hint = sandbox != null ? sandbox : who != null ? "\"tenant\":\"" + who + "\"" : null;
         try {
-            return page(log.read(filter, limit));
+            return page(log.read(hint, filter, limit));
         } catch (IOException ex) {
             throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot read the audit log: " + ex.getMessage(), ex);
         }

@@ -151,6 +151,14 @@ public final class AuditLog implements AutoCloseable {
      * (a torn write after a crash) are skipped.
      */
     public List<JsonNode> read(Predicate<JsonNode> filter, int limit) throws IOException {
+        return read(null, filter, limit);
+    }
+
+    /**
+     * As {@link #read(Predicate, int)}, parsing only the lines that contain {@code hint} (when not null): a cheap
+     * first cut for a filter that only accepts entries holding that text.
+     */
+    public List<JsonNode> read(String hint, Predicate<JsonNode> filter, int limit) throws IOException {
         List<InputStream> files = new ArrayList<>();
         try {
             synchronized (this) {
@@ -167,6 +175,9 @@ public final class AuditLog implements AutoCloseable {
             for (InputStream in : files) {
                 BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8), 64 * 1024);
                 for (String line; (line = r.readLine()) != null; ) {
+                    if (hint != null && !line.contains(hint)) {
+                        continue;
+                    }
                     JsonNode e = parse(line);
                     if (e != null && filter.test(e)) {
                         if (last.size() == limit) {
