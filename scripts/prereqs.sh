@@ -36,6 +36,8 @@ if [[ $mode == run || $mode == test ]]; then
 fi
 if [[ $mode == test ]]; then
   need python3 python3
+  # UnprivilegedInitTest starts the init as a Kubernetes pod runs it (1000:1000, no capabilities) with setpriv.
+  need setpriv util-linux
   # The gVisor tier's suites (RunscContractTest, RunscAttackTest) run on every CI build; none is skipped.
   need runsc runsc
   # node and npm: paddock-code's JavaScript tests, and E2bNodeTest (E2B's npm SDKs against the E2B listener)
@@ -47,6 +49,10 @@ if [[ $mode == test ]]; then
   need skopeo skopeo
   need umoci umoci
   need htpasswd apache2-utils
+  # The dashboard's browser test (DashboardBrowserTest) and the ops acceptance: Debian's headless Chromium and its
+  # chromedriver, driven by Selenium with the driver's path given, so nothing is downloaded.
+  need chromium chromium
+  need chromedriver chromium-driver
   # Network tests: their own DNS server, logging every query, in a namespace they make; a test CA for the
   # HTTPS host behind an egress secret.
   need dnsmasq dnsmasq-base

@@ -49,6 +49,19 @@ def test_streaming_exec_with_stdin(client: paddock.Client, runtime: str) -> None
         assert killed.wait(60).outcome != "EXITED"
 
 
+@pytest.mark.parametrize("runtime", ["runc", "runsc"])
+def test_a_terminal_and_its_size(client: paddock.Client, runtime: str) -> None:
+    with client.create(runtime=runtime, timeout=120) as sb:
+        p = sb.start("sh", "-c", "stty size; echo err >&2; read x; stty size", terminal=(100, 30))
+        first = next(iter(p.stdout))
+        assert first == b"30 100\r\n"
+        p.resize(132, 50)
+        p.write("go\n")
+        assert b"".join(p.stdout) == b"err\r\ngo\r\n50 132\r\n"
+        assert p.stderr.read() == b""
+        assert p.wait(60).exit_code == 0
+
+
 def test_names_code_contexts_and_pause(client: paddock.Client) -> None:
     name = "py-" + uuid.uuid4().hex[:8]
     with client.create(runtime="runsc", name=name, timeout=180) as sb:

@@ -39,6 +39,9 @@ class AsyncProcess:
     async def kill(self) -> None:
         self._p.kill()
 
+    async def resize(self, columns: int, rows: int) -> None:
+        self._p.resize(columns, rows)
+
     async def wait(self, timeout: float | None = None) -> ExitStatus:
         return await asyncio.to_thread(self._p.wait, timeout)
 
@@ -101,8 +104,9 @@ class AsyncSandbox:
         return await asyncio.to_thread(lambda: self._s.exec(*argv, env=env, cwd=cwd, timeout=timeout, stdin=stdin))
 
     async def start(self, *argv: str, env: Mapping[str, str] | None = None, cwd: str | None = None,
-                    timeout: float | None = None) -> AsyncProcess:
-        return AsyncProcess(await asyncio.to_thread(lambda: self._s.start(*argv, env=env, cwd=cwd, timeout=timeout)))
+                    timeout: float | None = None, terminal: tuple[int, int] | None = None) -> AsyncProcess:
+        return AsyncProcess(await asyncio.to_thread(
+            lambda: self._s.start(*argv, env=env, cwd=cwd, timeout=timeout, terminal=terminal)))
 
     async def run_code(self, code: str, language: str = "python", *, context: str | None = None,
                        timeout: float | None = None, env: Mapping[str, str] | None = None) -> CodeResult:

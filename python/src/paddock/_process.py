@@ -158,6 +158,11 @@ class Process:
     def kill(self) -> None:
         self._enqueue(json.dumps({"type": "kill"}))
 
+    def resize(self, columns: int, rows: int) -> None:
+        """Resizes the terminal of a command started with ``terminal=``; the daemon ends the stream with an
+        error for one started without."""
+        self._enqueue(json.dumps({"type": "resize", "cols": int(columns), "rows": int(rows)}))
+
     def wait(self, timeout: float | None = None) -> ExitStatus:
         """Waits for the command's end; raises the error the daemon reported, if any."""
         if not self._finished.wait(timeout):

@@ -217,13 +217,19 @@ class Sandbox:
         return ExecResult(ExitStatus.from_json(o["status"]), base64.b64decode(o["stdout"]), base64.b64decode(o["stderr"]))
 
     def start(self, *argv: str, env: Mapping[str, str] | None = None, cwd: str | None = None,
-              timeout: float | None = None, output_limit: int | None = None) -> Process:
+              timeout: float | None = None, output_limit: int | None = None,
+              terminal: tuple[int, int] | None = None) -> Process:
         """Starts a command and streams it: iterate ``process.stdout`` (lines) while it runs. Each stream stops
-        at ``output_limit`` bytes (the daemon's default, 16 MiB, when not given)."""
+        at ``output_limit`` bytes (the daemon's default, 16 MiB, when not given). ``terminal=(columns, rows)``
+        runs it on a pseudo-terminal of that size: everything it prints arrives on ``stdout`` with ``\\r\\n``
+        line endings, what is written is typed (and echoed), and ``process.resize`` changes the size."""
         http = self._client._http
         request = _exec_request(argv, env, cwd, timeout)
         if output_limit is not None:
             request["output_limit_bytes"] = int(output_limit)
+        if terminal is not None:
+            cols, rows = terminal
+            request["terminal"] = {"cols": int(cols), "rows": int(rows)}
         return Process(http.ws_url(f"/v1/sandboxes/{self.id}/exec/stream"), http.token, request)
 
     def run_code(self, code: str, language: str = "python", *, context: str | None = None,

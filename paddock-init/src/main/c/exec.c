@@ -7,7 +7,14 @@
  * The shim exists so that every orphaned descendant of the command is reparented to it, not to the init:
  * the init then knows which exec a process belongs to (the tree under the shim), and the kernel keeps
  * doing the bookkeeping for us. The shim reports over a private pipe with fixed-size records, each one
- * write() of less than PIPE_BUF, so records arrive whole. */
+ * write() of less than PIPE_BUF, so records arrive whole.
+ *
+ * A command with SPAWN_PTY runs on a pseudo-terminal instead of pipes: its stdin, stdout and stderr are the
+ * terminal's slave side (also its controlling terminal), and the init holds the master, which it reads as
+ * the exec's stdout and writes the exec's stdin to. Its output ends when the master reads EIO (every slave
+ * descriptor is closed, as end of file for a pipe) or, once the command has exited, when the terminal has
+ * had nothing to read for PTY_QUIET_NS: gVisor's master never reads EIO, and a background process that
+ * keeps the terminal open should not hold the session open (docker exec -t ends with its command too). */
 #include "init.h"
 
 #include <dirent.h>
@@ -18,14 +25,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 enum { REC_SPAWNED = 1, REC_EXIT = 2, REC_FAILED = 3 };
+
+#define PTY_QUIET_NS (100ull * 1000 * 1000)
 
 struct shim_rec {
     int32_t type;
@@ -46,9 +59,12 @@ struct exec {
     struct shim_rec rec;       /* partial record being read */
     size_t rec_len;
 
-    int stdin_fd;              /* write end of the command's stdin pipe, -1 if none/closed */
+    int stdin_fd;              /* write end of the command's stdin pipe (a pty: the master), -1 if none/closed */
     struct buf stdin_buf;      /* at most STDIN_WINDOW bytes */
     int stdin_close_req;
+    int pty;                   /* runs on a pseudo-terminal: out_fd[0] and stdin_fd are its master */
+    int eof_pending;           /* pty: end-of-file characters to type once stdin_buf is written */
+    uint64_t pty_quiet_at;     /* pty, command exited: when its output ends if nothing more is read */
 
     int out_fd[2];             /* read ends of stdout/stderr, -1 at EOF */
     uint64_t out_win[2];
@@ -69,9 +85,13 @@ struct exec {
     int killed;
     int ended;                 /* EXIT sent */
     int released;              /* the engine forgot it: free once ended, without EXIT */
+    char cg[96];               /* its cgroup (exec_tracking_init), "" if none */
 };
 
 static struct exec *execs;
+/* Where each exec's cgroup is made when child subreapers are missing; "" when there is none. */
+static char cg_root[64];
+static uint64_t cg_serial;
 static int n_live;    /* not ended */
 static int n_records; /* all */
 
@@ -103,6 +123,8 @@ static void exec_free(struct exec *e)
     close_fd(&e->out_fd[0]);
     close_fd(&e->out_fd[1]);
     buf_free(&e->stdin_buf);
+    if (e->cg[0] && rmdir(e->cg) < 0)
+        logmsg("exec %u: rmdir %s: %s", e->id, e->cg, strerror(errno)); /* processes outlive it */
     if (!e->ended)
         n_live--;
     n_records--;
@@ -237,14 +259,66 @@ void kill_tree(pid_t root, pid_t sid)
     logmsg("kill_tree(%d): processes still alive after 250 passes", (int)root);
 }
 
+#define CGROUP_SUPER_MAGIC_ 0x27e0ebL
+
+void exec_tracking_init(void)
+{
+    if (have_subreaper())
+        return;
+    /* gVisor with --cgroupfs: the Sentry's own v1 hierarchies, the cpu one among them. A process cannot
+     * leave its cgroup without writing to a root-owned cgroup.procs, which no tenant process can. */
+    const char *base = "/sys/fs/cgroup/cpu";
+    struct statfs sf;
+    if (statfs(base, &sf) != 0 || (long)sf.f_type != CGROUP_SUPER_MAGIC_) {
+        logmsg("no child subreapers and no cgroup hierarchy at %s: an exec's orphans are attributed by session", base);
+        return;
+    }
+    snprintf(cg_root, sizeof(cg_root), "%s/paddock-execs", base);
+    if (mkdir(cg_root, 0755) < 0 && errno != EEXIST) {
+        logmsg("mkdir %s: %s: an exec's orphans are attributed by session", cg_root, strerror(errno));
+        cg_root[0] = 0;
+    }
+}
+
+/* SIGKILLs every process in the exec's cgroup until none is left alive; bounded like kill_tree. */
+static void cg_kill(const char *cg)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+    for (int i = 0; i < 250; i++) {
+        FILE *f = fopen(path, "re");
+        if (!f)
+            return;
+        int alive = 0, pid;
+        while (fscanf(f, "%d", &pid) == 1) {
+            char name[16];
+            struct procent pe;
+            snprintf(name, sizeof(name), "%d", pid);
+            if (pid <= 1 || (read_stat(name, &pe) == 0 && (pe.state == 'Z' || pe.state == 'X')))
+                continue;
+            alive++;
+            kill(pid, SIGKILL);
+        }
+        fclose(f);
+        if (!alive)
+            return;
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    logmsg("%s: processes still alive after 250 passes", cg);
+}
+
 /* Kills the exec's processes: the shim's tree and, without subreapers, the command's session, whose
- * orphans outlive the shim (it exits once it has no children left). e->pid is still a session id while
- * any of them lives: the kernel does not reuse it until then. */
+ * orphans outlive the shim (it exits once it has no children left), and the exec's cgroup, which holds
+ * even those that left the session. e->pid is still a session id while any of them lives: the kernel does
+ * not reuse it until then. */
 static void exec_kill(struct exec *e)
 {
     pid_t sid = have_subreaper() ? 0 : e->pid;
     if (e->shim_alive || sid > 0)
         kill_tree(e->shim_alive ? e->shim_pid : -1, sid);
+    if (e->cg[0])
+        cg_kill(e->cg);
 }
 
 void exec_kill_all(void)
@@ -301,6 +375,8 @@ void exec_spawn_too_big(uint32_t chan)
 {
     fail_now(chan, E2BIG, "spawn request too large");
 }
+
+static void write_stdin(struct exec *e);
 
 /* ---------------------------------------------------------------- the command and its shim */
 
@@ -392,6 +468,8 @@ static void run_command(struct spawn_req *s, int errfd)
     sigprocmask(SIG_SETMASK, &none, NULL);
     if (setsid() < 0)
         child_fail(errfd, errno, "setsid", NULL);
+    if ((s->flags & SPAWN_PTY) && ioctl(0, TIOCSCTTY, 0) < 0)
+        child_fail(errfd, errno, "set the controlling terminal", NULL);
     close_from(3, errfd - 1);
     close_from(errfd + 1, INT32_MAX);
     for (uint32_t i = 0; i < s->n_rlim; i++) {
@@ -407,10 +485,15 @@ static void run_command(struct spawn_req *s, int errfd)
         (void)w;
         close(oom);
     }
+    /* A capability already out of the bounding set needs no dropping: an init started without any (a Kubernetes
+     * pod's, capabilities dropped, not root) could not drop one anyway (EPERM without CAP_SETPCAP). One still
+     * there that cannot be dropped fails the command. */
     for (int cap = 0; cap < 64; cap++)
-        if (!(g.tenant_caps & (1ULL << cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+        if (!(g.tenant_caps & (1ULL << cap)) && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 &&
+            prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
             child_fail(errfd, errno, "drop capabilities", NULL);
-    if (setgroups(0, NULL) < 0)
+    /* An unprivileged init (a pod's) cannot change groups: the command keeps the init's own, the pod's. */
+    if (setgroups(0, NULL) < 0 && !(errno == EPERM && geteuid() != 0))
         child_fail(errfd, errno, "setgroups", NULL);
     if (setresgid(s->gid, s->gid, s->gid) < 0)
         child_fail(errfd, errno, "setresgid", NULL);
@@ -444,10 +527,21 @@ static void shim_write(const struct shim_rec *r)
 }
 
 /* In the shim: fd 0..2 are the command's stdio, fd 3 the report pipe, fd 4 the log. Never returns. */
-static void run_shim(struct spawn_req *s)
+static void run_shim(struct spawn_req *s, const char *cg)
 {
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (cg[0]) {
+        /* Before the command exists, so that it and everything it starts are born in the exec's cgroup. */
+        char path[128], pid[16];
+        snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        int n = snprintf(pid, sizeof(pid), "%d", (int)getpid());
+        if (fd < 0 || write(fd, pid, (size_t)n) != n)
+            dprintf(4, "shim: joining %s: %s\n", cg, strerror(errno)); /* fd 4: the init's log */
+        if (fd >= 0)
+            close(fd);
+    }
     int errp[2];
     struct shim_rec r;
     memset(&r, 0, sizeof(r));
@@ -516,6 +610,40 @@ static void run_shim(struct spawn_req *s)
     _exit(0);
 }
 
+/* A pseudo-terminal of the requested size whose slave side belongs to the command's user, as login makes
+ * it. Both descriptors are close-on-exec; 0 or -1 with errno. */
+static int open_pty(const struct spawn_req *s, int *master, int *slave)
+{
+    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (m < 0)
+        return -1;
+    int sl = -1;
+    if (unlockpt(m) == 0) {
+        sl = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (sl < 0) {
+            /* Kernels before 4.13 and gVisor: by name, in this mount namespace's own devpts. */
+            char name[64];
+            if (ptsname_r(m, name, sizeof(name)) == 0)
+                sl = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        }
+    }
+    if (sl < 0) {
+        int saved = errno;
+        close(m);
+        errno = saved;
+        return -1;
+    }
+    /* Best effort: the command can use its open descriptors either way. */
+    if (fchown(sl, s->uid, s->gid) < 0 || fchmod(sl, 0620) < 0)
+        logmsg("pty: could not give the terminal to uid %u: %s", s->uid, strerror(errno));
+    struct winsize ws = {(unsigned short)s->rows, (unsigned short)s->cols, 0, 0};
+    if (ioctl(m, TIOCSWINSZ, &ws) < 0)
+        logmsg("pty: TIOCSWINSZ: %s", strerror(errno));
+    *master = m;
+    *slave = sl;
+    return 0;
+}
+
 void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
 {
     if (id == 0) {
@@ -548,7 +676,21 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
     }
     int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, st[2] = {-1, -1};
     int ok = 1;
-    if (s.flags & SPAWN_STDIN_PIPE) {
+    int pty = (s.flags & SPAWN_PTY) != 0;
+    if (pty) {
+        /* The slave is the command's stdin, stdout and stderr; the master is read as stdout and written as
+         * stdin. No stderr: the terminal merges it. Copies, so that each end below is closed once. */
+        int master, slave;
+        ok = open_pty(&s, &master, &slave) == 0;
+        if (ok) {
+            in[0] = slave;
+            out[0] = master;
+            in[1] = fcntl(master, F_DUPFD_CLOEXEC, 0);
+            out[1] = fcntl(slave, F_DUPFD_CLOEXEC, 0);
+            err[1] = fcntl(slave, F_DUPFD_CLOEXEC, 0);
+            ok = in[1] >= 0 && out[1] >= 0 && err[1] >= 0;
+        }
+    } else if (s.flags & SPAWN_STDIN_PIPE) {
         ok = pipe2(in, O_CLOEXEC) == 0;
     } else {
         in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -556,7 +698,9 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
             close_fd(&in[1]); /* no /dev/null: an empty pipe reads the same */
         ok = in[0] >= 0;
     }
-    ok = ok && pipe2(out, O_CLOEXEC) == 0 && pipe2(err, O_CLOEXEC) == 0 && pipe2(st, O_CLOEXEC) == 0;
+    if (!pty)
+        ok = ok && pipe2(out, O_CLOEXEC) == 0 && pipe2(err, O_CLOEXEC) == 0;
+    ok = ok && pipe2(st, O_CLOEXEC) == 0;
     struct exec *e = ok ? calloc(1, sizeof(*e)) : NULL;
     if (!e) {
         int saved = errno ? errno : ENOMEM;
@@ -571,6 +715,13 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
         return;
     }
     e->start_ns = now_ns();
+    if (cg_root[0]) {
+        snprintf(e->cg, sizeof(e->cg), "%s/e%llu", cg_root, (unsigned long long)++cg_serial);
+        if (mkdir(e->cg, 0755) < 0) {
+            logmsg("exec %u: mkdir %s: %s", id, e->cg, strerror(errno));
+            e->cg[0] = 0;
+        }
+    }
     pid_t shim = fork();
     if (shim == 0) {
         /* Put the shim's fds in place: copies above 10 first, so that dup2 never clobbers a source. */
@@ -585,7 +736,7 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
             if (dup2(tmp[i], i) < 0)
                 _exit(126);
         close_from(5, INT32_MAX);
-        run_shim(&s);
+        run_shim(&s, e->cg);
     }
     int fork_errno = errno;
     close_fd(&in[0]);
@@ -597,6 +748,8 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
         close_fd(&out[0]);
         close_fd(&err[0]);
         close_fd(&st[0]);
+        if (e->cg[0])
+            rmdir(e->cg);
         free(e);
         fail_now(id, fork_errno, "fork");
         spawn_req_free(&s);
@@ -610,6 +763,9 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
     buf_init(&e->stdin_buf, STDIN_WINDOW);
     e->out_fd[0] = out[0];
     e->out_fd[1] = err[0];
+    e->pty = pty;
+    /* Nothing will be typed: end of file at once, as /dev/null would give. */
+    e->eof_pending = pty && !(s.flags & SPAWN_STDIN_PIPE);
     for (int i = 0; i < 2; i++) {
         e->out_win[i] = s.win[i];
         e->out_cap[i] = s.cap[i];
@@ -627,6 +783,8 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
     n_live++;
     n_records++;
     spawn_req_free(&s);
+    if (e->eof_pending)
+        write_stdin(e);
 }
 
 /* ---------------------------------------------------------------- shim reports */
@@ -694,6 +852,8 @@ static void read_status(struct exec *e)
                     e->code = SIGKILL;
                 }
             }
+            if (e->pty)
+                e->pty_quiet_at = now_ns() + PTY_QUIET_NS;
             maybe_end(e);
             return;
         }
@@ -703,6 +863,8 @@ static void read_status(struct exec *e)
             on_record(e, &e->rec);
             if (e->main_exited) {
                 close_fd(&e->status_fd);
+                if (e->pty)
+                    e->pty_quiet_at = now_ns() + PTY_QUIET_NS;
                 maybe_end(e);
                 return;
             }
@@ -749,6 +911,8 @@ static void read_output(struct exec *e, int i)
             e->out_sent[i] += keep;
             e->out_win[i] -= keep;
             msg_end(&m);
+            if (e->pty_quiet_at)
+                e->pty_quiet_at = now_ns() + PTY_QUIET_NS;
         } else {
             msg_abort(&m);
         }
@@ -767,7 +931,8 @@ static void write_stdin(struct exec *e)
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             return;
         if (n < 0) {
-            /* EPIPE: the command closed its stdin. Drop what is buffered, give the window back. */
+            /* EPIPE (EIO for a terminal): the command closed its stdin. Drop what is buffered, give the
+             * window back. */
             buf_clear(&e->stdin_buf);
             send_window(e->id, 0, (uint32_t)used);
             close_fd(&e->stdin_fd);
@@ -778,6 +943,18 @@ static void write_stdin(struct exec *e)
     }
     if (buf_used(&e->stdin_buf) == 0) {
         buf_clear(&e->stdin_buf);
+        /* A terminal's "close" types Ctrl-D after what was typed before it; the terminal stays open. */
+        while (e->eof_pending > 0 && e->stdin_fd >= 0) {
+            ssize_t n = write(e->stdin_fd, "\x04", 1);
+            if (n == 1) {
+                e->eof_pending--;
+            } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+                return;
+            } else {
+                e->eof_pending = 0;
+                close_fd(&e->stdin_fd);
+            }
+        }
         if (e->stdin_close_req)
             close_fd(&e->stdin_fd);
     }
@@ -814,9 +991,31 @@ void exec_stdin_close(uint32_t id)
     struct exec *e = find(id);
     if (!e)
         return;
+    if (e->pty) {
+        if (e->stdin_fd >= 0) {
+            e->eof_pending++;
+            write_stdin(e);
+        }
+        return;
+    }
     e->stdin_close_req = 1;
     if (buf_used(&e->stdin_buf) == 0)
         close_fd(&e->stdin_fd);
+}
+
+void exec_resize(uint32_t id, uint32_t rows, uint32_t cols)
+{
+    struct exec *e = find(id);
+    if (!e || !e->pty || e->out_fd[0] < 0)
+        return;
+    if (rows < 1 || rows > 65535 || cols < 1 || cols > 65535) {
+        logmsg("exec %u: RESIZE to %ux%u ignored", id, cols, rows);
+        return;
+    }
+    /* The kernel sends SIGWINCH to the terminal's foreground process group. */
+    struct winsize ws = {(unsigned short)rows, (unsigned short)cols, 0, 0};
+    if (ioctl(e->out_fd[0], TIOCSWINSZ, &ws) < 0)
+        logmsg("exec %u: TIOCSWINSZ: %s", id, strerror(errno));
 }
 
 void exec_signal(uint32_t id, uint32_t sig, uint8_t scope)
@@ -888,19 +1087,44 @@ void exec_reap(void)
 uint64_t exec_next_timer(void)
 {
     uint64_t t = 0;
-    for (struct exec *e = execs; e; e = e->next)
+    for (struct exec *e = execs; e; e = e->next) {
         if (!e->ended && e->timeout_at && !e->timed_out && (t == 0 || e->timeout_at < t))
             t = e->timeout_at;
+        if (!e->ended && e->pty_quiet_at && (t == 0 || e->pty_quiet_at < t))
+            t = e->pty_quiet_at;
+    }
     return t;
+}
+
+/* A terminal whose command exited and that had nothing to read for PTY_QUIET_NS: its output has ended
+ * unless something is waiting to be read (the main loop reads it first) or the engine has not yet taken
+ * what was read (no window). May free e. */
+static void pty_quiet(struct exec *e, uint64_t now)
+{
+    int discarding = e->out_sent[0] >= e->out_cap[0];
+    struct pollfd p = {e->out_fd[0], POLLIN, 0};
+    if ((!discarding && e->out_win[0] == 0) || (poll(&p, 1, 0) == 1 && (p.revents & POLLIN))) {
+        e->pty_quiet_at = now + PTY_QUIET_NS;
+        return;
+    }
+    e->pty_quiet_at = 0;
+    close_fd(&e->out_fd[0]);
+    maybe_end(e);
 }
 
 void exec_timers(uint64_t now)
 {
-    for (struct exec *e = execs; e; e = e->next) {
-        if (e->ended || !e->timeout_at || e->timed_out || now < e->timeout_at)
+    struct exec *next;
+    for (struct exec *e = execs; e; e = next) {
+        next = e->next;
+        if (e->ended)
             continue;
-        e->timed_out = 1;
-        exec_kill(e);
+        if (e->timeout_at && !e->timed_out && now >= e->timeout_at) {
+            e->timed_out = 1;
+            exec_kill(e);
+        }
+        if (e->pty_quiet_at && now >= e->pty_quiet_at && e->out_fd[0] >= 0)
+            pty_quiet(e, now);
     }
 }
 
@@ -922,7 +1146,7 @@ int exec_poll_add(struct pollfd *pfd, void **tags, int *kinds, int n, int max)
             tags[n] = e;
             kinds[n++] = K_STATUS;
         }
-        if (e->stdin_fd >= 0 && buf_used(&e->stdin_buf) > 0) {
+        if (e->stdin_fd >= 0 && (buf_used(&e->stdin_buf) > 0 || e->eof_pending)) {
             pfd[n] = (struct pollfd){e->stdin_fd, POLLOUT, 0};
             tags[n] = e;
             kinds[n++] = K_STDIN;

@@ -67,6 +67,7 @@ void exec_spawn_too_big(uint32_t chan);
 void exec_stdin(uint32_t chan, const uint8_t *p, size_t n);
 void exec_stdin_close(uint32_t chan);
 void exec_signal(uint32_t chan, uint32_t sig, uint8_t scope);
+void exec_resize(uint32_t chan, uint32_t rows, uint32_t cols);
 int exec_window(uint32_t chan, uint8_t stream, uint32_t inc); /* 0 when chan is an exec */
 void exec_release(uint32_t chan);
 void exec_reap(void);
@@ -77,6 +78,8 @@ int exec_poll_add(struct pollfd *pfd, void **tags, int *kinds, int n, int max);
 void exec_poll_done(void *tag, int kind, short revents);
 int exec_poll_count(void);
 void exec_kill_all(void);
+/* Without child subreapers (gVisor): a cgroup hierarchy in which each exec's processes get a cgroup. */
+void exec_tracking_init(void);
 /* SIGKILLs every descendant of root (not root itself) until none is alive; bounded. */
 void kill_tree(pid_t root, pid_t sid);
 

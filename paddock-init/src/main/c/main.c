@@ -235,6 +235,13 @@ static void dispatch(const struct frame *f)
             exec_signal(f->chan, sig, scope);
         break;
     }
+    case M_RESIZE: {
+        uint32_t rows = rd_u32(&r);
+        uint32_t cols = rd_u32(&r);
+        if (!r.err)
+            exec_resize(f->chan, rows, cols);
+        break;
+    }
     case M_WINDOW: {
         uint8_t stream = rd_u8(&r);
         uint32_t inc = rd_u32(&r);
@@ -407,20 +414,22 @@ static void loopback_up(void)
 }
 
 /* CAP_NET_ADMIN was only needed for the loopback: drop it from every set, with raw syscalls. */
-static void drop_net_admin(void)
+/* Drops a capability (below 32) the init needed only to start: from every set, for good. */
+static void drop_cap(int cap, const char *name)
 {
     struct { uint32_t version; int pid; } h = {0x20080522, 0};
     struct { uint32_t eff, perm, inh; } d[2];
     if (syscall(SYS_capget, &h, d) == 0) {
-        uint32_t bit = 1u << 12; /* CAP_NET_ADMIN */
+        uint32_t bit = 1u << cap;
         d[0].eff &= ~bit;
         d[0].perm &= ~bit;
         d[0].inh &= ~bit;
         if (syscall(SYS_capset, &h, d) < 0)
-            logmsg("capset failed: %s", strerror(errno));
+            logmsg("capset without %s failed: %s", name, strerror(errno));
     }
-    if (prctl(PR_CAPBSET_DROP, 12, 0, 0, 0) < 0 && errno != EINVAL)
-        logmsg("dropping CAP_NET_ADMIN from the bounding set failed: %s", strerror(errno));
+    /* Unprivileged (a restricted pod) it holds none to drop: only a capability still in the set is dropped. */
+    if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+        logmsg("dropping %s from the bounding set failed: %s", name, strerror(errno));
 }
 
 static int parse_u32(const char *s, uint32_t *out)
@@ -506,12 +515,18 @@ int main(int argc, char **argv)
         for (int fd = 3; fd < 1024; fd++)
             close(fd);
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-    if (setgroups(0, NULL) < 0)
+    /* Unprivileged (a Kubernetes pod's init runs as the sandbox user, with no capabilities) it keeps its groups. */
+    if (setgroups(0, NULL) < 0 && geteuid() == 0)
         logmsg("setgroups: %s", strerror(errno));
     umask(022);
     setup_signals();
     loopback_up();
-    drop_net_admin();
+    drop_cap(12, "CAP_NET_ADMIN");
+    /* Under gVisor the spec grants CAP_DAC_OVERRIDE for this one directory in the Sentry's root cgroup;
+     * only an image build's root commands keep it (--tenant-caps). */
+    exec_tracking_init();
+    if (!(g.tenant_caps & (1ull << 1)))
+        drop_cap(1, "CAP_DAC_OVERRIDE");
     /* A bigger pipe towards the engine means fewer wake-ups; failure (not a pipe, or above
      * /proc/sys/fs/pipe-max-size) is fine. */
     (void)fcntl(1, F_SETPIPE_SZ, 1 << 20);

@@ -356,6 +356,12 @@ int spawn_decode(struct spawn_req *s, const uint8_t *p, size_t n)
         s->rlim[i].soft = rd_u64(&r);
         s->rlim[i].hard = rd_u64(&r);
     }
+    if (s->flags & SPAWN_PTY) {
+        s->rows = rd_u32(&r);
+        s->cols = rd_u32(&r);
+        if (s->rows < 1 || s->rows > 65535 || s->cols < 1 || s->cols > 65535)
+            return -1;
+    }
     if (r.err)
         return -1;
     /* uid/gid (u32)-1 would mean "unchanged" to setresuid: refuse it. */

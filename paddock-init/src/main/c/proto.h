@@ -23,7 +23,7 @@
 enum {
     M_HELLO = 0x01, M_SPAWN = 0x02, M_STDIN = 0x03, M_STDIN_CLOSE = 0x04, M_SIGNAL = 0x05,
     M_WINDOW = 0x06, M_DEADLINE = 0x07, M_PING = 0x08, M_RELEASE = 0x09, M_SHUTDOWN = 0x0A,
-    M_DEADLINE_IN = 0x0B,
+    M_DEADLINE_IN = 0x0B, M_RESIZE = 0x0C,
     M_F_READ = 0x10, M_F_WRITE_OPEN = 0x11, M_F_WRITE_DATA = 0x12, M_F_WRITE_END = 0x13,
     M_F_WRITE_ABORT = 0x14, M_F_LIST = 0x15, M_F_STAT = 0x16, M_F_MKDIR = 0x17, M_F_REMOVE = 0x18,
     M_F_MOVE = 0x19, M_F_CANCEL = 0x1A,
@@ -39,6 +39,7 @@ enum {
 #define HELLO_ORPHAN_DIE 0x1u
 #define SPAWN_STDIN_PIPE 0x1u
 #define SPAWN_ENTRYPOINT 0x2u
+#define SPAWN_PTY 0x4u
 #define EXIT_EXITED 1
 #define EXIT_SIGNALED 2
 #define EXIT_FAILED_TO_START 3
@@ -156,6 +157,7 @@ struct spawn_req {
     char **envp;
     uint32_t n_rlim;
     struct spawn_rlimit *rlim;
+    uint32_t rows, cols; /* SPAWN_PTY: the terminal's size, 1..65535 */
 };
 
 /* Decodes a SPAWN payload into NUL-terminated strings (an embedded NUL is an error). 0 or -1; on -1 the

@@ -151,6 +151,30 @@ static void test_engine_to_init(void)
     CHECK(s.cap[0] == U64_NONE && s.cap[1] == U64_NONE && s.cwd && !strcmp(s.cwd, "/"));
     spawn_req_free(&s);
 
+    f = decode("spawn_pty", &v);
+    CHECK(f.type == 0x02 && f.chan == 11);
+    CHECK(spawn_decode(&s, f.payload, f.len) == 0);
+    CHECK(s.flags == (SPAWN_STDIN_PIPE | SPAWN_PTY) && s.rows == 24 && s.cols == 80 && s.n_rlim == 0);
+    CHECK(s.argv && !strcmp(s.argv[0], "bash") && !strcmp(s.argv[1], "-i") && s.argv[2] == NULL);
+    spawn_req_free(&s);
+    /* The size is required with PTY, and a zero side is refused. */
+    for (size_t cut = f.len - 8; cut < f.len; cut++) {
+        struct spawn_req t;
+        CHECK(spawn_decode(&t, f.payload, cut) < 0);
+        spawn_req_free(&t);
+    }
+    {
+        uint8_t zero[4096];
+        memcpy(zero, f.payload, f.len);
+        put32(zero + f.len - 4, 0);
+        struct spawn_req t;
+        CHECK(spawn_decode(&t, zero, f.len) < 0);
+        spawn_req_free(&t);
+    }
+    f = decode("resize", &v);
+    rd_init(&r, f.payload, f.len);
+    CHECK(f.type == 0x0C && f.chan == 11 && rd_u32(&r) == 50 && rd_u32(&r) == 132 && !r.err && rd_left(&r) == 0);
+
     f = decode("stdin", &v);
     CHECK(f.type == 0x03 && f.chan == 7 && f.len == 6 && memcmp(f.payload, "hello\n", 6) == 0);
     f = decode("stdin_close", &v);

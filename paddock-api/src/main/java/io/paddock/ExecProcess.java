@@ -44,6 +44,14 @@ public interface ExecProcess extends AutoCloseable {
     /** Kills the command's whole process tree, including processes that left its process group. */
     void kill();
 
+    /**
+     * Resizes the command's pseudo-terminal; the command's foreground process group gets {@code SIGWINCH}.
+     *
+     * @throws SandboxException {@link ErrorCode#FAILED_PRECONDITION} if the command was not started with
+     *                          {@link ExecRequest.Builder#terminal}
+     */
+    void resize(TerminalSize size);
+
     @Override
     void close();
 }

@@ -26,6 +26,7 @@ public final class ExecRequest {
     private final Duration timeout;
     private final byte[] stdin;
     private final ByteSize outputLimit;
+    private final TerminalSize terminal;
 
     private ExecRequest(Builder b) {
         if (b.argv == null) {
@@ -37,6 +38,7 @@ public final class ExecRequest {
         this.timeout = b.timeout;
         this.stdin = b.stdin;
         this.outputLimit = b.outputLimit;
+        this.terminal = b.terminal;
     }
 
     public static Builder builder() {
@@ -55,6 +57,7 @@ public final class ExecRequest {
         b.timeout = timeout;
         b.stdin = stdin;
         b.outputLimit = outputLimit;
+        b.terminal = terminal;
         return b;
     }
 
@@ -87,10 +90,16 @@ public final class ExecRequest {
         return outputLimit;
     }
 
+    /** The pseudo-terminal the command runs on; empty means pipes (the default). */
+    public Optional<TerminalSize> terminal() {
+        return Optional.ofNullable(terminal);
+    }
+
     @Override
     public String toString() {
         return "ExecRequest{argv=" + argv + ", env=" + env.keySet() + ", cwd=" + cwd + ", timeout=" + timeout
-                + ", stdin=" + (stdin == null ? "none" : stdin.length + " bytes") + ", outputLimit=" + outputLimit + "}";
+                + ", stdin=" + (stdin == null ? "none" : stdin.length + " bytes") + ", outputLimit=" + outputLimit
+                + (terminal == null ? "" : ", terminal=" + terminal) + "}";
     }
 
     public static final class Builder {
@@ -100,6 +109,7 @@ public final class ExecRequest {
         private Duration timeout;
         private byte[] stdin;
         private ByteSize outputLimit = DEFAULT_OUTPUT_LIMIT;
+        private TerminalSize terminal;
 
         private Builder() {
         }
@@ -151,6 +161,21 @@ public final class ExecRequest {
 
         public Builder outputLimit(ByteSize limit) {
             this.outputLimit = Objects.requireNonNull(limit, "outputLimit");
+            return this;
+        }
+
+        /**
+         * Runs the command on a pseudo-terminal of this size instead of pipes, as {@code ssh -t} or
+         * {@code docker exec -t} do: its stdin, stdout and stderr are the terminal, which is also its
+         * controlling terminal, so shells are interactive, programs colour their output and job control works.
+         * Everything the command writes, stderr included, arrives on {@link ExecProcess#stdout()} with the
+         * terminal's line endings ({@code \r\n}); {@link ExecProcess#stderr()} stays empty. Input is typed
+         * into the terminal (and echoed by it); closing stdin types the end-of-file character (Ctrl-D), and
+         * {@link ExecProcess#resize} changes the size. {@code TERM} is {@code xterm-256color} unless the
+         * environment sets it. Null means pipes.
+         */
+        public Builder terminal(TerminalSize size) {
+            this.terminal = size;
             return this;
         }
 

@@ -21,8 +21,10 @@ public final class LocalOptions {
     private final String dnsUpstream;
     private final java.util.List<String> allowPrivate;
     private final Path egressTrust;
+    private final java.util.Map<String, String> runtimeOptions;
 
     private LocalOptions(Builder b) {
+        this.runtimeOptions = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(b.runtimeOptions));
         this.dnsUpstream = b.dnsUpstream;
         this.egressTrust = b.egressTrust;
         this.allowPrivate = java.util.List.copyOf(b.allowPrivate);
@@ -110,8 +112,32 @@ public final class LocalOptions {
         return java.util.Optional.ofNullable(egressTrust);
     }
 
+    /**
+     * Settings of tiers that live in their own modules, as {@code TIER.KEY} pairs: for the Kubernetes tier
+     * {@code kubernetes.namespace}, {@code kubernetes.initImage}, {@code kubernetes.defaultImage},
+     * {@code kubernetes.runtimeClass}, {@code kubernetes.startTimeout}, {@code kubernetes.kubeconfig},
+     * {@code kubernetes.master}, {@code kubernetes.userNamespaces} (docs/KUBERNETES.md). A tier named here is opened
+     * when the engine starts, so that a missing cluster is said at once.
+     */
+    public java.util.Map<String, String> runtimeOptions() {
+        return runtimeOptions;
+    }
+
     public static final class Builder {
         private Path egressTrust;
+        private final java.util.Map<String, String> runtimeOptions = new java.util.LinkedHashMap<>();
+
+        /** Sets one of {@link LocalOptions#runtimeOptions()}; the tier checks the value when it opens. */
+        public Builder runtimeOption(String key, String value) {
+            Objects.requireNonNull(value, "value");
+            int dot = key == null ? -1 : key.indexOf('.');
+            if (dot <= 0 || !SandboxSpec.RUNTIMES.contains(key.substring(0, dot)) || dot == key.length() - 1) {
+                throw SandboxException.invalid("runtimeOptions", "'" + key + "' is not TIER.KEY for a known tier ("
+                        + String.join(", ", SandboxSpec.RUNTIMES) + ")");
+            }
+            runtimeOptions.put(key, value);
+            return this;
+        }
 
         /** See {@link LocalOptions#egressTrust()}. */
         public Builder egressTrust(Path pemFile) {

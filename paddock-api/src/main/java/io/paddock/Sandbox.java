@@ -39,6 +39,16 @@ public interface Sandbox extends AutoCloseable {
     /** The entrypoint's output so far (empty when the sandbox has no entrypoint). */
     SandboxLogs logs();
 
+    /**
+     * What the sandbox uses now (memory, CPU time, tasks), read from its cgroup. A paused gVisor sandbox, whose
+     * memory is checkpointed to disk, uses none.
+     *
+     * @throws SandboxException FAILED_PRECONDITION when it has stopped, or its tier does not count usage
+     */
+    default ResourceUsage usage() {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this Sandbox implementation cannot report its usage");
+    }
+
     /** Waits until the sandbox has stopped (for example, its entrypoint exited); returns its final info. */
     Optional<SandboxInfo> awaitStop(Duration timeout);
 

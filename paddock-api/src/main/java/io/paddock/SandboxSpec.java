@@ -40,8 +40,11 @@ public final class SandboxSpec {
      * frozen processes), a uid range and a name, so it is bounded too.
      */
     public static final Duration PAUSED_RETENTION = Duration.ofDays(1);
-    /** The isolation tiers a spec may name: {@code runc} (namespaces, cgroups, seccomp) and {@code runsc} (gVisor). */
-    public static final List<String> RUNTIMES = List.of("runc", "runsc");
+    /**
+     * The isolation tiers a spec may name: {@code runc} (namespaces, cgroups, seccomp), {@code runsc} (gVisor) and
+     * {@code kubernetes} (a pod in a cluster; docs/KUBERNETES.md).
+     */
+    public static final List<String> RUNTIMES = List.of("runc", "runsc", "kubernetes");
 
     private final String image;
     private final List<String> entrypoint;

@@ -18,13 +18,18 @@ import java.util.concurrent.Callable;
 @Command(name = "exec", sortOptions = false,
         description = {"Run a command in a sandbox on the daemon; stream its output and exit with its exit code",
                 "(124 timed out, 137 out of memory, 125 Paddock failed)."},
-        footer = {"", "Examples:", "  paddock exec $id -- python3 -c 'print(6*7)'", "  echo hi | paddock exec -i web -- cat"})
+        footer = {"", "Examples:", "  paddock exec $id -- python3 -c 'print(6*7)'", "  echo hi | paddock exec -i web -- cat",
+                "  paddock exec -t $id -- bash"})
 final class ExecCommand implements Callable<Integer> {
     @Mixin
     Connection connection;
 
     @Option(names = {"-i", "--interactive"}, description = "Forward this process's stdin to the command.")
     boolean interactive;
+
+    @Option(names = {"-t", "--tty"}, description = {"Run the command on a terminal of this terminal's size: an interactive",
+            "shell, colours, Ctrl-C. With a terminal here, stdin is forwarded and keys go to the command raw."})
+    boolean tty;
 
     @Option(names = "--timeout", paramLabel = "DURATION", description = "Kill the command's process tree after this long.")
     String timeout;
@@ -53,11 +58,21 @@ final class ExecCommand implements Callable<Integer> {
         if (cwd != null) {
             b.cwd(cwd);
         }
+        LocalTerminal here = LocalTerminal.current();
+        if (tty) {
+            b.terminal(here.size());
+        }
         ExecRequest request = b.build();
         try (Paddock paddock = connection.connect()) {
             Sandbox sb = Connection.find(paddock, sandbox);
             try (ExecProcess process = sb.start(request)) {
-                return Streaming.attach(process, interactive, limit, null);
+                if (!tty) {
+                    return Streaming.attach(process, interactive, limit, null);
+                }
+                try (here) {
+                    here.attach(process);
+                    return Streaming.attach(process, interactive || here.attached(), limit, null);
+                }
             }
         }
     }

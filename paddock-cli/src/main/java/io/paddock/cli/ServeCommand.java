@@ -16,8 +16,10 @@ import java.util.concurrent.Callable;
                 "Its sandboxes survive a restart of the daemon. Needs root and runc (runsc for the gVisor tier).",
                 "The token comes from $PADDOCK_TOKEN, or is generated at first start and stored in DATA_DIR/token (mode 0600).",
                 "That token is the operator's: it sees every sandbox. Tenants' tokens (each sees only its own sandboxes)",
-                "come from DATA_DIR/tenants if it exists, or --tenants FILE: one 'NAME TOKEN' per line, mode 0600."},
-        footer = {"", "Example:", "  sudo ./paddock serve --listen 127.0.0.1:7070 --data-dir /var/lib/paddock"})
+                "come from DATA_DIR/tenants if it exists, or --tenants FILE: one 'NAME TOKEN' per line, mode 0600.",
+                "With --runtime kubernetes each sandbox is a pod in --namespace (docs/KUBERNETES.md); root is then not needed."},
+        footer = {"", "Examples:", "  sudo ./paddock serve --listen 127.0.0.1:7070 --data-dir /var/lib/paddock",
+                "  paddock serve --runtime kubernetes --namespace paddock-sandboxes --data-dir /var/lib/paddock"})
 final class ServeCommand implements Callable<Integer> {
     @Option(names = "--listen", paramLabel = "HOST:PORT", description = "Where to listen (default: " + DaemonOptions.DEFAULT_LISTEN + ").")
     String listen = DaemonOptions.DEFAULT_LISTEN;
@@ -40,9 +42,41 @@ final class ServeCommand implements Callable<Integer> {
                     + ServerOptions.DEFAULT_MAX_SANDBOXES_PER_TENANT + "); more get HTTP 429.")
     int maxSandboxesPerTenant = ServerOptions.DEFAULT_MAX_SANDBOXES_PER_TENANT;
 
-    @Option(names = "--default-runtime", paramLabel = "TIER",
-            description = "Isolation tier for sandboxes that name none: runc or runsc (gVisor) (default: runc).")
+    @Option(names = {"--default-runtime", "--runtime"}, paramLabel = "TIER",
+            description = {"Isolation tier for sandboxes that name none: runc, runsc (gVisor) or kubernetes (a pod each,",
+                    "in --namespace; see docs/KUBERNETES.md) (default: runc)."})
     String defaultRuntime;
+
+    @Option(names = "--namespace", paramLabel = "NS",
+            description = "kubernetes tier: the namespace of the sandboxes' pods (default: the kubeconfig context's).")
+    String namespace;
+
+    @Option(names = "--kubeconfig", paramLabel = "FILE",
+            description = "kubernetes tier: the kubeconfig (default: $KUBECONFIG, ~/.kube/config, or the pod's service account).")
+    Path kubeconfig;
+
+    @Option(names = "--kube-master", paramLabel = "URL", description = "kubernetes tier: the API server, overriding the kubeconfig's.")
+    String kubeMaster;
+
+    @Option(names = "--kube-init-image", paramLabel = "IMAGE",
+            description = "kubernetes tier: the image holding /paddock-init, copied into every pod (deploy/images/paddock-init).")
+    String kubeInitImage;
+
+    @Option(names = "--kube-default-image", paramLabel = "IMAGE",
+            description = "kubernetes tier: the image of sandboxes whose image is 'host' (a cluster has no host image).")
+    String kubeDefaultImage;
+
+    @Option(names = "--kube-runtime-class", paramLabel = "NAME",
+            description = "kubernetes tier: the pods' RuntimeClass (gvisor, kata; default: the cluster's).")
+    String kubeRuntimeClass;
+
+    @Option(names = "--kube-start-timeout", paramLabel = "SECONDS",
+            description = "kubernetes tier: how long a pod may take to be scheduled and started (default: 120).")
+    String kubeStartTimeout;
+
+    @Option(names = "--kube-user-namespaces",
+            description = "kubernetes tier: run pods in user namespaces of their own (hostUsers: false; needs Kubernetes 1.30+).")
+    boolean kubeUserNamespaces;
 
     @Option(names = "--pool", paramLabel = "KEY=VALUE,...",
             description = {"A warm pool: sandboxes of one shape created ahead, so that creates with that shape take",
@@ -92,6 +126,14 @@ final class ServeCommand implements Callable<Integer> {
                 .tenantsFile(tenants == null ? null : tenants.toAbsolutePath()).maxSandboxesPerTenant(maxSandboxesPerTenant)
                 .portDomain(portDomain).e2bListen(e2bListen);
         pools.forEach(p -> options.pool(PoolOption.parse(p)));
+        options.runtimeOption("kubernetes.namespace", namespace)
+                .runtimeOption("kubernetes.kubeconfig", kubeconfig == null ? null : kubeconfig.toAbsolutePath().toString())
+                .runtimeOption("kubernetes.master", kubeMaster)
+                .runtimeOption("kubernetes.initImage", kubeInitImage)
+                .runtimeOption("kubernetes.defaultImage", kubeDefaultImage)
+                .runtimeOption("kubernetes.runtimeClass", kubeRuntimeClass)
+                .runtimeOption("kubernetes.startTimeout", kubeStartTimeout)
+                .runtimeOption("kubernetes.userNamespaces", kubeUserNamespaces ? "true" : null);
         options.dnsUpstream(dnsUpstream);
         allowPrivate.forEach(options::allowPrivate);
         options.egressTrust(egressTrust == null ? null : egressTrust.toAbsolutePath());

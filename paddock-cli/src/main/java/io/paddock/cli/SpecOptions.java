@@ -46,7 +46,7 @@ final class SpecOptions {
     String workdir;
 
     @Option(names = "--runtime", paramLabel = "TIER",
-            description = "Isolation tier: runc or runsc (gVisor) (default: the engine's or daemon's default tier).")
+            description = "Isolation tier: runc, runsc (gVisor) or kubernetes (a pod; docs/KUBERNETES.md) (default: the engine's or daemon's default tier).")
     String runtime;
 
     @Option(names = "--on-timeout", paramLabel = "ACTION",

@@ -38,6 +38,14 @@ public interface SandboxRuntime {
     String describe();
 
     /**
+     * What the sandbox uses now, from the host's counters (its cgroup); empty when it has none here (it is not
+     * running on this host) or the tier does not count.
+     */
+    default java.util.Optional<io.paddock.ResourceUsage> usage(SandboxId id) {
+        return java.util.Optional.empty();
+    }
+
+    /**
      * Gives a running sandbox user-mode network access (what image builds' RUN steps need): its namespace
      * reaches what the host reaches except the host's loopback, through a DNS forwarder at 10.0.2.3. Closing
      * the handle takes it away. Tiers that cannot say FAILED_PRECONDITION.
@@ -146,5 +154,28 @@ public interface SandboxRuntime {
      */
     default long tenantProcessLimit(SandboxSpec spec) {
         return 0;
+    }
+
+    /**
+     * Whether the tier's sandboxes get their image by reference from elsewhere (a cluster's nodes pull it), so the
+     * engine neither resolves nor builds it: the tier receives no {@link ImageRootfs}, and commands start as
+     * Paddock's sandbox user (1000:1000) from Paddock's base environment, not the image's.
+     */
+    default boolean pullsImages() {
+        return false;
+    }
+
+    /**
+     * Whether the tier enforces the spec's network policy itself (a Kubernetes NetworkPolicy), instead of running
+     * the sandbox in a network namespace Paddock's network layer made on this host.
+     */
+    default boolean ownsNetwork() {
+        return false;
+    }
+
+    /** Replaces a running sandbox's network policy; only for tiers that {@link #ownsNetwork()}. */
+    default void updateNetwork(SandboxId id, io.paddock.NetworkPolicy policy) {
+        throw new io.paddock.SandboxException(io.paddock.ErrorCode.FAILED_PRECONDITION, name()
+                + " sandboxes' networks are not the tier's own");
     }
 }

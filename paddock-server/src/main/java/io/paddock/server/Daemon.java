@@ -110,6 +110,7 @@ public final class Daemon {
         LocalOptions.Builder local = LocalOptions.builder().stateDir(o.stateDir()).dataDir(o.dataDir())
                 .maxSandboxes(o.maxSandboxes()).defaultRuntime(o.defaultRuntime().orElse(null));
         o.pools().forEach(local::warmPool);
+        o.runtimeOptions().forEach(local::runtimeOption);
         o.dnsUpstream().ifPresent(local::dnsUpstream);
         o.allowPrivate().forEach(local::allowPrivate);
         o.egressTrust().ifPresent(local::egressTrust);

@@ -29,10 +29,12 @@ public final class DaemonOptions {
     private final Path egressTrust;
     private final String portDomain;
     private final String e2bListen;
+    private final java.util.Map<String, String> runtimeOptions;
     private final long auditMaxBytes;
     private final int auditKeep;
 
     private DaemonOptions(Builder b) {
+        this.runtimeOptions = java.util.Map.copyOf(b.runtimeOptions);
         this.host = b.host;
         this.port = b.port;
         this.dataDir = b.dataDir;
@@ -68,6 +70,11 @@ public final class DaemonOptions {
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    /** See {@link LocalOptions#runtimeOptions()} ({@code paddock serve --namespace …} and the other tier flags). */
+    public java.util.Map<String, String> runtimeOptions() {
+        return runtimeOptions;
     }
 
     public String host() {
@@ -219,7 +226,18 @@ public final class DaemonOptions {
             return this;
         }
 
-        /** {@code runc} or {@code runsc}; {@code null} lets the engine pick. */
+        private final java.util.Map<String, String> runtimeOptions = new java.util.TreeMap<>();
+
+        /** See {@link LocalOptions.Builder#runtimeOption}; null values are skipped. */
+        public Builder runtimeOption(String key, String value) {
+            if (value != null) {
+                LocalOptions.builder().runtimeOption(key, value); // validates, naming the field
+                runtimeOptions.put(key, value);
+            }
+            return this;
+        }
+
+        /** {@code runc}, {@code runsc} or {@code kubernetes}; {@code null} lets the engine pick. */
         public Builder defaultRuntime(String runtime) {
             LocalOptions.builder().defaultRuntime(runtime); // validates, naming the field
             this.defaultRuntime = runtime;

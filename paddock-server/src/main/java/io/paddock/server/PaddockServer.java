@@ -8,6 +8,8 @@ import io.paddock.server.internal.Audit;
 import io.paddock.server.internal.AuditLog;
 import io.paddock.server.internal.AuthGuard;
 import io.paddock.server.internal.CodeRegistry;
+import io.paddock.server.internal.DashboardHandler;
+import io.paddock.server.internal.DashboardSessions;
 import io.paddock.server.internal.HeaderDeadline;
 import io.paddock.server.internal.JsonErrorHandler;
 import io.paddock.server.internal.Limits;
@@ -37,8 +39,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Supplier;
 
 /**
- * The Paddock HTTP daemon: the API of {@code openapi.json} over a {@link Paddock}, and Paddock's MCP tools at
- * {@code /mcp} (streamable HTTP, the same tokens; docs/COMPAT.md). A thin translation
+ * The Paddock HTTP daemon: the API of {@code openapi.json} over a {@link Paddock}, Paddock's MCP tools at
+ * {@code /mcp} (streamable HTTP, the same tokens; docs/COMPAT.md), and the dashboard at {@code /ui}. A thin translation
  * layer; every limit of {@link ServerOptions} is enforced here, every sandbox rule by the engine.
  *
  * <pre>{@code
@@ -146,8 +148,11 @@ public final class PaddockServer implements AutoCloseable {
         Audit audit = new Audit(auditLog, metrics);
         McpEndpoint mcp = new McpEndpoint(auth, tenancy, code, ports, audit, version(),
                 Math.min(options.maxUploadBytes(), MAX_MCP_REQUEST));
-        server.setHandler(new Handler.Sequence(mcp, new ApiHandler(paddock, auth, tenancy, limits, openapi, version(),
-                runtime(paddock), websockets, timers, code, ports, metrics, audit)));
+        // /ui next: the dashboard's page and session; the REST API accepts its session on the dashboard's routes only
+        DashboardSessions dashboard = new DashboardSessions(auth);
+        server.setHandler(new Handler.Sequence(mcp, new DashboardHandler(dashboard, ports, options.idleTimeout()),
+                new ApiHandler(paddock, auth, tenancy, limits, openapi, version(), runtime(paddock), websockets, timers,
+                        code, ports, dashboard, metrics, audit)));
         server.setErrorHandler(new JsonErrorHandler());
 
         try {

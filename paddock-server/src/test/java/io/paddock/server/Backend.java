@@ -34,7 +34,7 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code /upload}: reads 5 bytes, counts {@link #part1Read} down, answers with the whole body;</li>
  *   <li>{@code /big?mb=N}: N MiB of {@link #pattern} bytes, chunked;</li>
  *   <li>{@code /hang}: "x", then nothing until the connection ends;</li>
- *   <li>{@code /cookies}: three Set-Cookie headers, one with a Domain, one named as the daemon's own;</li>
+ *   <li>{@code /cookies}: four Set-Cookie headers, one with a Domain, two named as the daemon's own;</li>
  *   <li>{@code /ws}: a WebSocket echoing text as "echo:TEXT" and binary as is ("chat" subprotocol taken).</li>
  * </ul>
  */
@@ -123,6 +123,7 @@ final class Backend implements AutoCloseable {
                         response.getHeaders().add("Set-Cookie", "app=1; Path=/; HttpOnly");
                         response.getHeaders().add("Set-Cookie", "wide=1; Domain=ports.test; Path=/");
                         response.getHeaders().add("Set-Cookie", "paddock_token=forged; Path=/");
+                        response.getHeaders().add("Set-Cookie", "paddock_session=forged; Path=/");
                         response.write(true, null, callback);
                     }
                     default -> echo(request, response, callback);

@@ -140,6 +140,7 @@ class OpenApiConformanceTest {
             conforms("GET", "/v1/sandboxes", f.get("/v1/sandboxes?limit=1"));
             conforms("POST", "/v1/sandboxes/{id}/timeout", f.post(sb + "/timeout", "{\"timeout_ms\":120000}"));
             conforms("GET", "/v1/sandboxes/{id}/logs", f.get(sb + "/logs"));
+            conforms("GET", "/v1/sandboxes/{id}/usage", f.get(sb + "/usage"));
             conforms("POST", "/v1/sandboxes/{id}/exec", f.post(sb + "/exec", "{\"argv\":[\"echo\",\"x\"]}"));
             conforms("PUT", "/v1/sandboxes/{id}/files", f.put(sb + "/files?path=/workspace/a.txt", new byte[] {1, 2}));
             conforms("GET", "/v1/sandboxes/{id}/files", f.get(sb + "/files?path=/workspace/a.txt"));
@@ -176,6 +177,7 @@ class OpenApiConformanceTest {
             conforms("DELETE", "/v1/sandboxes/{id}", f.delete(sb));
         }
         conforms("POST", "/v1/sandboxes/{id}/exec", f.post(sb + "/exec", "{\"argv\":[\"true\"]}")); // 409: stopped
+        conforms("GET", "/v1/sandboxes/{id}/usage", f.get(sb + "/usage")); // 409: stopped
         conforms("DELETE", "/v1/sandboxes/{id}", f.delete(sb)); // 204 again
     }
 

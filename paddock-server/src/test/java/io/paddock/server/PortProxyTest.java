@@ -153,14 +153,14 @@ class PortProxyTest {
         String id = create(ALICE);
         String port = "/v1/sandboxes/" + id + "/ports/8000";
         HttpResponse<String> r = send(request(ALICE, port + "/a/b%20c?x=1&y=%20").header("X-Test", "t")
-                .header("Cookie", "app=1; paddock_token=secret").GET().build());
+                .header("Cookie", "app=1; paddock_token=secret; paddock_session=s").GET().build());
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         JsonNode echo = json(r);
         assertThat(echo.get("method").asText()).isEqualTo("GET");
         assertThat(echo.get("path").asText()).isEqualTo("/a/b%20c");
         assertThat(echo.get("query").asText()).isEqualTo("x=1&y=%20");
         assertThat(header(echo, "x-test")).isEqualTo("t");
-        assertThat(header(echo, "cookie")).isEqualTo("app=1"); // the daemon's cookie stays out
+        assertThat(header(echo, "cookie")).isEqualTo("app=1"); // the daemon's cookies (its port hosts', its dashboard's) stay out
         assertThat(header(echo, "x-forwarded-for")).isEqualTo("127.0.0.1");
         assertThat(header(echo, "x-forwarded-proto")).isEqualTo("http");
         assertThat(header(echo, "x-forwarded-host")).isEqualTo(server.url().getAuthority());

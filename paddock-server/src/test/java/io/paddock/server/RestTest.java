@@ -150,7 +150,6 @@ class RestTest {
         ws.sendText("{\"argv\":[\"sh\",\"-c\",\"cat; echo done >&2; exit 7\"]}");
         ws.sendStdin("hello ".getBytes(StandardCharsets.UTF_8));
         ws.sendStdin("world".getBytes(StandardCharsets.UTF_8));
-        ws.sendText("{\"type\":\"resize\",\"rows\":24,\"cols\":80}");
         ws.sendText("{\"type\":\"stdin_close\"}");
         WsClient.Result r = ws.drain(30);
         assertThat(r.started().get("exec_id").isIntegralNumber()).isTrue();
@@ -159,6 +158,37 @@ class RestTest {
         assertThat(r.last().get("type").asText()).as(r.last().toString()).isEqualTo("exit");
         assertThat(r.last().get("status").get("exit_code").asInt()).isEqualTo(7);
         assertThat(r.close()).isEqualTo(1000);
+
+        // a terminal: one stream, its size, a resize
+        WsClient tty = WsClient.connect(f.http, f.uri("/v1/sandboxes/" + id + "/exec/stream"), f.token, true);
+        tty.sendText("{\"argv\":[\"sh\",\"-c\",\"echo err >&2; stty size; read x; stty size\"],"
+                + "\"terminal\":{\"cols\":80,\"rows\":24}}");
+        assertThat(((JsonNode) tty.next(10)).get("type").asText()).isEqualTo("started");
+        StringBuilder seen = new StringBuilder();
+        while (!seen.toString().contains("24 80\r\n")) {
+            byte[] b = (byte[]) tty.next(10);
+            assertThat(b[0]).as("stream byte").isEqualTo((byte) 1);
+            seen.append(new String(b, 1, b.length - 1, StandardCharsets.UTF_8));
+        }
+        assertThat(seen.toString()).isEqualTo("err\r\n24 80\r\n");
+        tty.sendText("{\"type\":\"resize\",\"rows\":30,\"cols\":100}");
+        tty.sendStdin("go\n".getBytes(StandardCharsets.UTF_8));
+        WsClient.Result t = tty.drain(30);
+        assertThat(t.stdoutText()).isEqualTo("go\r\n30 100\r\n");
+        assertThat(t.stderrText()).isEmpty();
+        assertThat(t.last().get("status").get("exit_code").asInt()).isZero();
+        // a resize of a command without a terminal, and a bad size, are errors naming the problem
+        WsClient pipes = WsClient.connect(f.http, f.uri("/v1/sandboxes/" + id + "/exec/stream"), f.token, true);
+        pipes.sendText("{\"argv\":[\"sleep\",\"60\"]}");
+        assertThat(((JsonNode) pipes.next(10)).get("type").asText()).isEqualTo("started");
+        pipes.sendText("{\"type\":\"resize\",\"rows\":30,\"cols\":100}");
+        WsClient.Result p = pipes.drain(10);
+        assertThat(p.last().get("error").get("error").get("code").asText()).isEqualTo("FAILED_PRECONDITION");
+        assertThat(p.last().get("error").get("error").get("message").asText()).contains("without a terminal");
+        WsClient zero = WsClient.connect(f.http, f.uri("/v1/sandboxes/" + id + "/exec/stream"), f.token, true);
+        zero.sendText("{\"argv\":[\"true\"],\"terminal\":{\"cols\":0,\"rows\":24}}");
+        WsClient.Result z = zero.drain(10);
+        assertThat(z.last().get("error").get("error").get("message").asText()).contains("terminal.cols");
 
         // signals reach the command
         WsClient sig = WsClient.connect(f.http, f.uri("/v1/sandboxes/" + id + "/exec/stream"), f.token, true);

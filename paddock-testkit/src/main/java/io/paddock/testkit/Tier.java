@@ -9,7 +9,13 @@ public enum Tier {
     /** Namespaces, cgroups and a seccomp allowlist on the host kernel. */
     RUNC("runc", true, false, true, true, true),
     /** gVisor: tenant code runs on the Sentry, a user-space kernel; the host sees only the Sentry, gofer and stubs. */
-    RUNSC("runsc", false, true, false, false, false);
+    RUNSC("runsc", false, true, false, false, false),
+    /**
+     * A pod in a Kubernetes cluster (docs/KUBERNETES.md); tested here through fabric8's mock API server and a kubelet
+     * test double whose "node" runs each pod as a runc sandbox, so its kernel-facing promises are runc's; what differs
+     * is what the pod spec decides (a read-only root) and what a node does not tell (a command's OOM kill).
+     */
+    KUBERNETES("kubernetes", false, false, true, true, true, false, false);
 
     private final String runtimeName;
     private final boolean hostSeesTenantProcesses;
@@ -19,8 +25,22 @@ public enum Tier {
     /** runc: the host kernel's own interfaces; runsc: the Sentry's synthetic ones (see the methods below). */
     private final boolean hostKernelInterfaces;
 
+    /** Whether the root outside /tmp and the workdir is writable into a disk-capped layer (OCI tiers). */
+    private final boolean rootWritable;
+    /** Whether a command the OOM killer killed reads OOM_KILLED (the tier sees the sandbox's cgroup counter). */
+    private final boolean oomVisiblePerCommand;
+
     Tier(String runtimeName, boolean hostSeesTenantProcesses, boolean oomStopsWholeSandbox,
          boolean readOnlyRootSaysErofs, boolean symlinkToRootResolves, boolean hostKernelInterfaces) {
+        this(runtimeName, hostSeesTenantProcesses, oomStopsWholeSandbox, readOnlyRootSaysErofs, symlinkToRootResolves,
+                hostKernelInterfaces, true, true);
+    }
+
+    Tier(String runtimeName, boolean hostSeesTenantProcesses, boolean oomStopsWholeSandbox,
+         boolean readOnlyRootSaysErofs, boolean symlinkToRootResolves, boolean hostKernelInterfaces,
+         boolean rootWritable, boolean oomVisiblePerCommand) {
+        this.rootWritable = rootWritable;
+        this.oomVisiblePerCommand = oomVisiblePerCommand;
         this.runtimeName = runtimeName;
         this.hostSeesTenantProcesses = hostSeesTenantProcesses;
         this.oomStopsWholeSandbox = oomStopsWholeSandbox;
@@ -93,9 +113,9 @@ public enum Tier {
     }
 
     /**
-     * Whether POSIX message queues are limited in number per IPC namespace ({@code fs.mqueue.queues_max},
-     * 256). gVisor (2022-12) has no such limit: a flood of queues is bounded only by the sandbox's memory
-     * (every queue is Sentry memory). A known gap.
+     * Whether POSIX message queues exist, limited in number per IPC namespace ({@code fs.mqueue.queues_max},
+     * 256). gVisor (2022-12) has no such limit, so there the seccomp profile refuses {@code mq_open}: a
+     * tenant cannot make any.
      */
     public boolean mqueueQueuesMax() {
         return hostKernelInterfaces;
@@ -158,5 +178,23 @@ public enum Tier {
      */
     public boolean oomStopsWholeSandbox() {
         return oomStopsWholeSandbox;
+    }
+
+    /**
+     * Whether the sandbox's root (outside {@code /tmp} and the working directory) is writable into a layer of its own
+     * capped at {@code disk}. runc, runsc: yes. Kubernetes: no, the pod's {@code readOnlyRootFilesystem} is set (pinned
+     * by the golden pod specs; the kubelet test double runs the runc tier's root, so the suites skip the check there).
+     */
+    public boolean rootWritable() {
+        return rootWritable;
+    }
+
+    /**
+     * Whether a command killed by the kernel's OOM killer reads {@code OOM_KILLED}. runc: the engine reads the
+     * sandbox's cgroup counter. Kubernetes: the counter is the node's; the command reads SIGKILL (137), and only an
+     * OOM kill of the init itself (the container) is reported, as the sandbox's stop reason.
+     */
+    public boolean oomVisiblePerCommand() {
+        return oomVisiblePerCommand;
     }
 }

@@ -24,6 +24,7 @@ import io.paddock.SandboxLogs;
 import io.paddock.SandboxSpec;
 import io.paddock.SandboxState;
 import io.paddock.StopReason;
+import io.paddock.TerminalSize;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -312,7 +313,9 @@ public final class Wire {
 
     // ---- ExecRequest ----
 
-    private static final Set<String> EXEC_FIELDS = Set.of("argv", "env", "cwd", "timeout_ms", "stdin", "output_limit_bytes");
+    private static final Set<String> EXEC_FIELDS = Set.of("argv", "env", "cwd", "timeout_ms", "stdin", "output_limit_bytes",
+            "terminal");
+    private static final Set<String> TERMINAL_FIELDS = Set.of("cols", "rows");
 
     public static ExecRequest execRequest(JsonNode json) {
         ObjectNode o = JsonFields.object(json, "body");
@@ -330,7 +333,32 @@ public final class Wire {
             }
             b.outputLimit(ByteSize.bytes(n));
         });
+        field(o, "terminal").ifPresent(v -> b.terminal(terminalSize(v, "terminal")));
         return b.build();
+    }
+
+    /** {@code {"cols": C, "rows": R}}: a terminal's size, in an exec request or a {@code resize} message. */
+    public static TerminalSize terminalSize(JsonNode json, String what) {
+        ObjectNode o = JsonFields.object(json, what);
+        onlyFields(o, what, TERMINAL_FIELDS);
+        JsonNode cols = field(o, "cols").orElseThrow(() -> SandboxException.invalid(what + ".cols", "is required"));
+        JsonNode rows = field(o, "rows").orElseThrow(() -> SandboxException.invalid(what + ".rows", "is required"));
+        return new TerminalSize(terminalSide(cols, what + ".cols"), terminalSide(rows, what + ".rows"));
+    }
+
+    private static int terminalSide(JsonNode v, String field) {
+        int n = JsonFields.int32(v, field);
+        if (n < 1 || n > TerminalSize.MAX) {
+            throw SandboxException.invalid(field, "must be between 1 and " + TerminalSize.MAX + ", got " + n);
+        }
+        return n;
+    }
+
+    public static ObjectNode json(TerminalSize size) {
+        ObjectNode o = NODES.objectNode();
+        o.put("cols", size.columns());
+        o.put("rows", size.rows());
+        return o;
     }
 
     public static ObjectNode json(ExecRequest r, boolean withStdin) {
@@ -344,6 +372,7 @@ public final class Wire {
             r.stdin().ifPresent(s -> o.put("stdin", B64.encodeToString(s)));
         }
         o.put("output_limit_bytes", r.outputLimit().bytes());
+        r.terminal().ifPresent(t -> o.set("terminal", json(t)));
         return o;
     }
 
@@ -488,6 +517,27 @@ public final class Wire {
         ObjectNode o = JsonFields.object(json, "body");
         return new SandboxLogs(base64(o.get("stdout"), "stdout"), base64(o.get("stderr"), "stderr"),
                 o.path("stdout_truncated").asBoolean(), o.path("stderr_truncated").asBoolean());
+    }
+
+    public static ObjectNode json(io.paddock.ResourceUsage u) {
+        ObjectNode o = NODES.objectNode();
+        o.put("memory_bytes", u.memory().bytes());
+        if (u.memoryLimit().isPresent()) {
+            o.put("memory_limit_bytes", u.memoryLimit().get().bytes());
+        } else {
+            o.putNull("memory_limit_bytes");
+        }
+        o.put("cpu_time_ms", u.cpuTime().toNanos() / 1e6);
+        o.put("processes", u.processes());
+        return o;
+    }
+
+    public static io.paddock.ResourceUsage usage(JsonNode json) {
+        ObjectNode o = JsonFields.object(json, "body");
+        return new io.paddock.ResourceUsage(ByteSize.bytes(integer(o.path("memory_bytes"), "memory_bytes")),
+                field(o, "memory_limit_bytes").map(v -> ByteSize.bytes(integer(v, "memory_limit_bytes"))),
+                Duration.ofNanos(Math.round(o.path("cpu_time_ms").asDouble() * 1e6)),
+                integer(o.path("processes"), "processes"));
     }
 
     public static ObjectNode json(FileInfo f) {

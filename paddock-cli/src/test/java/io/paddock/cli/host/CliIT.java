@@ -260,6 +260,10 @@ class CliIT {
             assertThat(remote("exec", "cli-test", "--", "sh", "-c", "exit 5").code()).isEqualTo(5);
             assertThat(paddock(Map.of("PADDOCK_URL", url, "PADDOCK_TOKEN", token), "piped", "exec", "-i", id, "--", "cat").out())
                     .isEqualTo("piped");
+            // -t without a terminal here: $COLUMNS x $LINES
+            assertThat(paddock(Map.of("PADDOCK_URL", url, "PADDOCK_TOKEN", token, "COLUMNS", "100", "LINES", "40"), null,
+                    "exec", "-t", id, "--", "sh", "-c", "test -t 0 && test -t 1 && stty size").out()).isEqualTo("40 100\r\n");
+            assertThat(typedIntoATerminal(id)).contains("33 77\r\n", "hi2\r\n", "rc=4").doesNotContain("-icanon");
 
             Result ls = remote("ls", "--label", "suite=cli");
             assertThat(ls.out()).contains(id).contains("cli-test").contains("RUNNING");
@@ -300,6 +304,38 @@ class CliIT {
         assertThat(ls.out()).contains(id).contains("RUNNING");
         assertThat(remote("exec", id, "--", "cat", "/workspace/kept").out()).isEqualTo("kept\n");
         assertThat(remote("rm", id).code()).isZero();
+    }
+
+    /**
+     * {@code exec -t} as a person at a terminal uses it: script(1) gives the CLI a real terminal of 77 x 33,
+     * lines are typed into an interactive bash, and afterwards the local terminal is back in canonical mode.
+     */
+    private static String typedIntoATerminal(String id) throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java") + " -jar " + JAR;
+        String inner = "stty rows 33 cols 77; " + java + " exec -t " + id + " -- sh -c 'stty size; exec bash --norc -i';"
+                + " echo rc=$?; stty -a";
+        ProcessBuilder pb = new ProcessBuilder("script", "-qec", inner, "/dev/null").redirectErrorStream(true);
+        pb.environment().putAll(Map.of("PADDOCK_URL", url, "PADDOCK_TOKEN", token));
+        Process p = pb.start();
+        java.io.InputStream out = p.getInputStream();
+        StringBuilder seen = new StringBuilder();
+        byte[] buf = new byte[4096];
+        // Type only once the shell is there: a raw terminal passes keys on as they come.
+        for (String line : List.of("echo hi$((1+1))\n", "exit 4\n")) {
+            long until = System.nanoTime() + 60_000_000_000L;
+            while (!seen.toString().contains(line.startsWith("echo") ? "$ " : "hi2\r\n") && System.nanoTime() < until) {
+                int n = out.read(buf);
+                if (n < 0) {
+                    break;
+                }
+                seen.append(new String(buf, 0, n, StandardCharsets.UTF_8));
+            }
+            p.getOutputStream().write(line.getBytes(StandardCharsets.UTF_8));
+            p.getOutputStream().flush();
+        }
+        seen.append(new String(out.readAllBytes(), StandardCharsets.UTF_8));
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).as(seen.toString()).isTrue();
+        return seen.toString();
     }
 
     /** ATTACKS.md A62 through the CLI: a tenant's token lists, names and reaches only its own sandboxes. */

@@ -7,6 +7,7 @@ import io.paddock.ExecRequest;
 import io.paddock.ExitStatus;
 import io.paddock.SandboxException;
 import io.paddock.Signal;
+import io.paddock.TerminalSize;
 import io.paddock.wire.Wire;
 
 import java.io.IOException;
@@ -31,7 +32,7 @@ import java.util.function.Function;
 /**
  * A command started over the daemon's exec stream: a WebSocket ({@code GET …/exec/stream}) whose first text
  * message is the {@link ExecRequest}; binary messages carry stdin (stream byte 0), stdout (1) and stderr (2);
- * text messages carry control ({@code stdin_close}, {@code signal}, {@code kill}) and the outcome
+ * text messages carry control ({@code stdin_close}, {@code signal}, {@code kill}, {@code resize}) and the outcome
  * ({@code started}, then {@code exit} or {@code error}).
  *
  * <p><b>Backpressure.</b> WebSocket demand is requested one message at a time, and only while both output
@@ -60,6 +61,7 @@ final class RemoteExecProcess implements ExecProcess, WebSocket.Listener {
 
     private final Http http;
     private final String what;
+    private final boolean terminal;
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
@@ -90,14 +92,16 @@ final class RemoteExecProcess implements ExecProcess, WebSocket.Listener {
     private boolean inBinaryMessage;
     private final StringBuilder text = new StringBuilder();
 
-    private RemoteExecProcess(Http http, String what) {
+    private RemoteExecProcess(Http http, String what, boolean terminal) {
         this.http = http;
         this.what = what;
+        this.terminal = terminal;
     }
 
     /** Opens the stream, sends the request and returns once the daemon reports the command started. */
     static RemoteExecProcess start(Http http, String streamPath, ExecRequest request) {
-        RemoteExecProcess p = new RemoteExecProcess(http, "exec " + request.argv().get(0) + " at " + http.base() + streamPath);
+        RemoteExecProcess p = new RemoteExecProcess(http, "exec " + request.argv().get(0) + " at " + http.base() + streamPath,
+                request.terminal().isPresent());
         WebSocket ws = http.openWebSocket(streamPath, p);
         p.setSocket(ws);
         http.track(p);
@@ -543,6 +547,17 @@ final class RemoteExecProcess implements ExecProcess, WebSocket.Listener {
         Objects.requireNonNull(signal, "signal");
         if (isAlive()) {
             control("{\"type\":\"signal\",\"signal\":" + signal.number() + "}", "signal " + signal);
+        }
+    }
+
+    @Override
+    public void resize(TerminalSize size) {
+        Objects.requireNonNull(size, "size");
+        if (!terminal) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "resize: the command was started without a terminal");
+        }
+        if (isAlive()) {
+            control(Wire.json(size).put("type", "resize").toString(), "resize to " + size);
         }
     }
 

@@ -146,6 +146,11 @@ final class RemoteSandbox implements Sandbox {
         return Wire.logs(http.call("GET", path + "/logs", null, null, Http.CONTROL_TIMEOUT));
     }
 
+    @Override
+    public io.paddock.ResourceUsage usage() {
+        return Wire.usage(http.call("GET", path + "/usage", null, null, Http.CONTROL_TIMEOUT));
+    }
+
     /** Polls {@link #info()} with a short backoff (10 ms doubling to 250 ms) until the sandbox is STOPPED. */
     @Override
     public Optional<SandboxInfo> awaitStop(Duration timeout) {

@@ -57,7 +57,19 @@ final class ExecEnvironment {
         return out;
     }
 
+    /** The terminal type of a command run on a pseudo-terminal, unless the image, spec or request set one. */
+    static final String TERM = "xterm-256color";
+
     static List<String> build(SandboxSpec spec, ExecRequest request) {
-        return build(spec, request.env());
+        return build(BASE, spec, request);
+    }
+
+    /** As {@link #build(Map, SandboxSpec, Map)} for this request, with {@code TERM} for one on a terminal. */
+    static List<String> build(Map<String, String> base, SandboxSpec spec, ExecRequest request) {
+        List<String> env = build(base, spec, request.env());
+        if (request.terminal().isPresent() && env.stream().noneMatch(e -> e.startsWith("TERM="))) {
+            env.add("TERM=" + TERM);
+        }
+        return env;
     }
 }

@@ -381,6 +381,24 @@ final class ManagedSandbox implements Sandbox {
     }
 
     @Override
+    public io.paddock.ResourceUsage usage() {
+        SandboxState s = currentState();
+        if (s != SandboxState.RUNNING && s != SandboxState.PAUSED) {
+            throw notRunning(s);
+        }
+        Optional<io.paddock.ResourceUsage> u = manager.runtimeFor(this).usage(id);
+        if (u.isPresent()) {
+            return u.get();
+        }
+        if (currentState() == SandboxState.PAUSED) { // checkpointed to disk (gVisor): nothing of it runs
+            return new io.paddock.ResourceUsage(io.paddock.ByteSize.bytes(0), Optional.of(spec.memory()), Duration.ZERO, 0);
+        }
+        SandboxState now = currentState();
+        throw now != SandboxState.RUNNING ? notRunning(now) : new SandboxException(ErrorCode.FAILED_PRECONDITION,
+                "the " + manager.runtimeName(spec) + " tier does not count sandbox " + id + "'s usage");
+    }
+
+    @Override
     public Optional<SandboxInfo> awaitStop(Duration timeout) {
         try {
             return Optional.of(stopped.get(timeout.toNanos(), TimeUnit.NANOSECONDS));

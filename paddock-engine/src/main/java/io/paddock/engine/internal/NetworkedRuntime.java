@@ -145,6 +145,11 @@ final class NetworkedRuntime implements SandboxRuntime {
     }
 
     @Override
+    public Optional<io.paddock.ResourceUsage> usage(SandboxId id) {
+        return tier.usage(id);
+    }
+
+    @Override
     public long tenantProcessLimit(SandboxSpec spec) {
         return tier.tenantProcessLimit(spec);
     }

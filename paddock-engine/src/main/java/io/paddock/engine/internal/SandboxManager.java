@@ -289,7 +289,10 @@ final class SandboxManager implements AutoCloseable {
     }
 
     private SandboxRoot rootOf(SandboxSpec spec, boolean buildStep) {
-        if (spec.image().equals(SandboxSpec.DEFAULT_IMAGE)) {
+        // A tier whose nodes pull the image (Kubernetes) gets it by reference: commands start as the sandbox user
+        // from Paddock's base environment, as on the host image.
+        if (spec.image().equals(SandboxSpec.DEFAULT_IMAGE)
+                || runtimes.require(spec.runtime().orElse(runtimes.defaultName())).pullsImages()) {
             return SandboxRoot.host(spec);
         }
         try {
@@ -394,6 +397,7 @@ final class SandboxManager implements AutoCloseable {
     }
 
     SpawnRequest spawnRequest(ManagedSandbox sb, ExecRequest request, boolean stdinPipe) {
+        // A terminal is always the command's stdin: with nothing to type, the init types end of file at once.
         return spawnRequest(sb, request, stdinPipe || request.stdin().isPresent(), false);
     }
 
@@ -412,13 +416,14 @@ final class SandboxManager implements AutoCloseable {
         };
         long nproc = runtimeOf(spec).tenantProcessLimit(spec);
         SpawnRequest.Builder b = SpawnRequest.builder(request.argv())
-                .env(ExecEnvironment.build(sb.root().env(), spec, request.env()))
+                .env(ExecEnvironment.build(sb.root().env(), spec, request))
                 .cwd(request.cwd().orElse(sb.root().workdir()))
                 .user(sb.root().uid(), sb.root().gid())
                 .timeout(request.timeout().orElse(null))
                 .stdoutCap(request.outputLimit().bytes())
                 .stderrCap(request.outputLimit().bytes())
                 .stdinPipe(stdinPipe)
+                .terminal(request.terminal().orElse(null))
                 .entrypoint(entrypoint)
                 .rlimit(RLIMIT_NOFILE, spec.openFiles(), spec.openFiles())
                 .rlimit(RLIMIT_CORE, 0, 0)
@@ -523,7 +528,12 @@ final class SandboxManager implements AutoCloseable {
         synchronized (sb) {
             // Built first: a policy that no longer allows an egress secret's host is refused before anything changes.
             SandboxSpec updated = sb.spec().toBuilder().network(policy).build();
-            networks.update(sb.id(), policy);
+            SandboxRuntime runtime = runtimeFor(sb);
+            if (runtime.ownsNetwork()) {
+                runtime.updateNetwork(sb.id(), policy);
+            } else {
+                networks.update(sb.id(), policy);
+            }
             sb.spec(updated);
             try {
                 store.updateSpec(sb.id(), updated);
@@ -932,7 +942,7 @@ final class SandboxManager implements AutoCloseable {
             Duration left = Deadlines.remaining(row.deadline(), Instant.now(), System.nanoTime(), Deadlines.BOOT);
             sb.setExpiresAt(Instant.now().plus(left));
             client.setDeadline(left.plus(INIT_DEADLINE_GRACE));
-            if (row.spec().hasNetwork() && !networks.adopt(row.id(), row.spec().network(), row.spec().egressSecrets())) {
+            if (row.spec().hasNetwork() && !runtimeOf(row.spec()).ownsNetwork() && !networks.adopt(row.id(), row.spec().network(), row.spec().egressSecrets())) {
                 LOG.log(System.Logger.Level.WARNING, "the network of " + row.id() + " is gone; it runs without one");
             }
             sb.running(rt, client);
@@ -960,7 +970,7 @@ final class SandboxManager implements AutoCloseable {
         readopt(row, sb);
         Duration left = Deadlines.remaining(row.deadline(), Instant.now(), System.nanoTime(), Deadlines.BOOT);
         sb.setExpiresAt(Instant.now().plus(left));
-        if (row.spec().hasNetwork() && !networks.adopt(row.id(), row.spec().network(), row.spec().egressSecrets())) {
+        if (row.spec().hasNetwork() && !runtimeOf(row.spec()).ownsNetwork() && !networks.adopt(row.id(), row.spec().network(), row.spec().egressSecrets())) {
             LOG.log(System.Logger.Level.WARNING, "the network of " + row.id() + " is gone; it runs without one");
         }
         deadlines.put(row.id(), timers.schedule(() -> expire(sb), left.toNanos(), TimeUnit.NANOSECONDS));

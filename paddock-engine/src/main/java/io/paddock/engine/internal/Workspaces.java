@@ -31,8 +31,18 @@ final class Workspaces {
      */
     final Object volumesLock = new Object();
 
+    /** @param host the host's OCI tiers' shared state, or null where this engine has none (a Kubernetes-only daemon) */
     Workspaces(OciHost host) {
         this.host = host;
+    }
+
+    private OciHost host() {
+        if (host == null) {
+            throw new io.paddock.SandboxException(io.paddock.ErrorCode.FAILED_PRECONDITION, "codebases and volumes live"
+                    + " on this host's btrfs filesystem, which this engine cannot use (it runs without root, for"
+                    + " the kubernetes tier only)");
+        }
+        return host;
     }
 
     /** The codebases, on the writable filesystem (set up on first use). */
@@ -41,7 +51,7 @@ final class Workspaces {
         if (c == null) {
             synchronized (this) {
                 if (codebases == null) {
-                    codebases = new CodebaseStore(writableDir().resolve("codebases"), subvolumes(host.rootfsTool()));
+                    codebases = new CodebaseStore(writableDir().resolve("codebases"), subvolumes(host().rootfsTool()));
                     codebases.sweep();
                 }
                 c = codebases;
@@ -72,7 +82,7 @@ final class Workspaces {
 
     /** The writable btrfs filesystem's directory, set up on first use. */
     Path writableDir() {
-        return host.writable().dir();
+        return host().writable().dir();
     }
 
     /**
@@ -93,7 +103,7 @@ final class Workspaces {
             synchronized (this) {
                 v = volumes;
                 if (v == null) {
-                    v = VolumeStore.open(writableDir().resolve("volumes"), subvolumes(host.rootfsTool()));
+                    v = VolumeStore.open(writableDir().resolve("volumes"), subvolumes(host().rootfsTool()));
                     volumes = v;
                 }
             }
@@ -144,7 +154,7 @@ final class Workspaces {
     /** Forgets what a destroyed sandbox held. */
     void released(SandboxId id, SandboxSpec spec) {
         spec.codebase().ifPresent(c -> {
-            if (codebases != null || Files.isDirectory(host.storageDir().resolve("writable").resolve("codebases"))) {
+            if (codebases != null || host != null && Files.isDirectory(host.storageDir().resolve("writable").resolve("codebases"))) {
                 codebases().unmount(id.value(), c.codebase());
             }
         });

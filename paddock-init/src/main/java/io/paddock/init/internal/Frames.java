@@ -1,5 +1,7 @@
 package io.paddock.init.internal;
 
+import io.paddock.TerminalSize;
+
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -27,6 +29,7 @@ public final class Frames {
     // engine -> init
     public static final int HELLO = 0x01, SPAWN = 0x02, STDIN = 0x03, STDIN_CLOSE = 0x04, SIGNAL = 0x05,
             WINDOW = 0x06, DEADLINE = 0x07, PING = 0x08, RELEASE = 0x09, SHUTDOWN = 0x0A, DEADLINE_IN = 0x0B,
+            RESIZE = 0x0C,
             F_READ = 0x10, F_WRITE_OPEN = 0x11, F_WRITE_DATA = 0x12, F_WRITE_END = 0x13, F_WRITE_ABORT = 0x14, F_LIST = 0x15,
             F_STAT = 0x16, F_MKDIR = 0x17, F_REMOVE = 0x18, F_MOVE = 0x19, F_CANCEL = 0x1A;
     // init -> engine
@@ -35,7 +38,7 @@ public final class Frames {
             F_ENTRIES = 0x55;
 
     public static final int HELLO_ORPHAN_DIE = 1;
-    public static final int SPAWN_STDIN_PIPE = 1, SPAWN_ENTRYPOINT = 2;
+    public static final int SPAWN_STDIN_PIPE = 1, SPAWN_ENTRYPOINT = 2, SPAWN_PTY = 4;
     public static final int WRITE_CREATE_PARENTS = 1, WRITE_FAIL_IF_EXISTS = 2;
     public static final int STREAM_STDIN = 0, STREAM_STDOUT = 1, STREAM_STDERR = 2;
 
@@ -160,7 +163,8 @@ public final class Frames {
         Duration t = r.timeout();
         long timeoutMs = t == null ? 0 : Math.max(1, t.toMillis());
         Payload p = new Payload()
-                .u32((r.stdinPipe() ? SPAWN_STDIN_PIPE : 0) | (r.entrypoint() ? SPAWN_ENTRYPOINT : 0))
+                .u32((r.stdinPipe() ? SPAWN_STDIN_PIPE : 0) | (r.entrypoint() ? SPAWN_ENTRYPOINT : 0)
+                        | (r.terminal() != null ? SPAWN_PTY : 0))
                 .u32(r.uid()).u32(r.gid()).u64(timeoutMs)
                 .u64(cap(r.stdoutCap())).u64(cap(r.stderrCap()))
                 .u32(r.stdoutWindow()).u32(r.stderrWindow())
@@ -168,6 +172,9 @@ public final class Frames {
                 .u32(r.rlimits().size());
         for (SpawnRequest.Rlimit l : r.rlimits()) {
             p.u32(l.resource()).u64(rlim(l.soft())).u64(rlim(l.hard()));
+        }
+        if (r.terminal() != null) {
+            p.u32(r.terminal().rows()).u32(r.terminal().columns());
         }
         return encode(SPAWN, channel, p);
     }
@@ -214,6 +221,11 @@ public final class Frames {
 
     public static byte[] ping(byte[] payload) {
         return encode(PING, 0, payload, 0, payload.length);
+    }
+
+    /** RESIZE: the size of an exec's pseudo-terminal. */
+    public static byte[] resize(int channel, TerminalSize size) {
+        return encode(RESIZE, channel, new Payload().u32(size.rows()).u32(size.columns()));
     }
 
     public static byte[] release(int channel) {

@@ -5,6 +5,7 @@ import io.paddock.ExecProcess;
 import io.paddock.ExitStatus;
 import io.paddock.SandboxException;
 import io.paddock.Signal;
+import io.paddock.TerminalSize;
 
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -354,6 +355,17 @@ public final class InitExec implements ExecProcess, InitClient.Handler {
     public void kill() {
         if (isAlive()) {
             client.send(Frames.signal(id, Signal.SIGKILL.number(), 1));
+        }
+    }
+
+    @Override
+    public void resize(TerminalSize size) {
+        Objects.requireNonNull(size, "size");
+        if (request.terminal() == null) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "resize: the command was started without a terminal");
+        }
+        if (isAlive()) {
+            client.send(Frames.resize(id, size));
         }
     }
 

@@ -1,5 +1,7 @@
 package io.paddock.init.internal;
 
+import io.paddock.TerminalSize;
+
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,10 +25,13 @@ import java.util.Objects;
  * @param stdoutWindow initial stdout window in bytes
  * @param stderrWindow initial stderr window in bytes
  * @param classifier   turns the exit report into an exit status
+ * @param terminal     run the command on a pseudo-terminal of this size (stdin is then always the terminal); null
+ *                     for pipes
  */
 public record SpawnRequest(List<String> argv, List<String> env, String cwd, int uid, int gid, Duration timeout,
                            long stdoutCap, long stderrCap, boolean stdinPipe, List<Rlimit> rlimits,
-                           boolean entrypoint, int stdoutWindow, int stderrWindow, ExitClassifier classifier) {
+                           boolean entrypoint, int stdoutWindow, int stderrWindow, ExitClassifier classifier,
+                           TerminalSize terminal) {
     public static final int DEFAULT_WINDOW = 256 * 1024;
 
     /**
@@ -67,7 +72,7 @@ public record SpawnRequest(List<String> argv, List<String> env, String cwd, int 
 
     public SpawnRequest withStdinPipe(boolean pipe) {
         return new SpawnRequest(argv, env, cwd, uid, gid, timeout, stdoutCap, stderrCap, pipe, rlimits, entrypoint,
-                stdoutWindow, stderrWindow, classifier);
+                stdoutWindow, stderrWindow, classifier, terminal);
     }
 
     public Builder toBuilder() {
@@ -85,6 +90,7 @@ public record SpawnRequest(List<String> argv, List<String> env, String cwd, int 
         b.stdoutWindow = stdoutWindow;
         b.stderrWindow = stderrWindow;
         b.classifier = classifier;
+        b.terminal = terminal;
         return b;
     }
 
@@ -103,6 +109,7 @@ public record SpawnRequest(List<String> argv, List<String> env, String cwd, int 
         private int stdoutWindow = DEFAULT_WINDOW;
         private int stderrWindow = DEFAULT_WINDOW;
         private ExitClassifier classifier = ExitClassifier.DEFAULT;
+        private TerminalSize terminal;
 
         private Builder(List<String> argv) {
             this.argv = List.copyOf(argv);
@@ -170,9 +177,14 @@ public record SpawnRequest(List<String> argv, List<String> env, String cwd, int 
             return this;
         }
 
+        public Builder terminal(TerminalSize terminal) {
+            this.terminal = terminal;
+            return this;
+        }
+
         public SpawnRequest build() {
             return new SpawnRequest(argv, env, cwd, uid, gid, timeout, stdoutCap, stderrCap, stdinPipe, rlimits,
-                    entrypoint, stdoutWindow, stderrWindow, classifier);
+                    entrypoint, stdoutWindow, stderrWindow, classifier, terminal);
         }
     }
 }

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 
+import io.paddock.TerminalSize;
 import org.junit.jupiter.api.Test;
 
 /** The Java codec against the golden vectors shared with the C test (src/test/resources/golden). */
@@ -69,6 +70,10 @@ class FramesGoldenTest {
         SpawnRequest big = SpawnRequest.builder("true").env(List.of("X=" + "a".repeat(5000))).cwd("/").build();
         assertThat(frames("spawn_fragmented")).hasSize(2);
         assertThat(Frames.spawn(9, big)).isEqualTo(all("spawn_fragmented"));
+        SpawnRequest pty = SpawnRequest.builder("bash", "-i").env(List.of("TERM=xterm-256color")).cwd("/workspace")
+                .user(1000, 1000).stdinPipe(true).terminal(new TerminalSize(80, 24)).build();
+        assertThat(Frames.spawn(11, pty)).isEqualTo(all("spawn_pty"));
+        assertThat(Frames.resize(11, new TerminalSize(132, 50))).isEqualTo(all("resize"));
         byte[] hello = "hello\n".getBytes(StandardCharsets.US_ASCII);
         assertThat(Frames.stdin(7, hello, 0, hello.length)).isEqualTo(all("stdin"));
         assertThat(Frames.stdinClose(7)).isEqualTo(all("stdin_close"));

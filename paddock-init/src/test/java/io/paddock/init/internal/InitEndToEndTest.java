@@ -11,6 +11,7 @@ import io.paddock.FileType;
 import io.paddock.SandboxException;
 import io.paddock.SandboxFiles;
 import io.paddock.Signal;
+import io.paddock.TerminalSize;
 
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
@@ -374,6 +375,73 @@ class InitEndToEndTest {
             p.process.destroyForcibly();
             p.process.waitFor(5, TimeUnit.SECONDS);
         }
+    }
+
+    // ------------------------------------------------------------------ terminals
+
+    /** Reads from {@code in} until what was read contains {@code marker}; returns all of it. */
+    private static String readUntil(InputStream in, String marker) throws Exception {
+        ByteArrayOutputStream seen = new ByteArrayOutputStream();
+        byte[] buf = new byte[4096];
+        while (!seen.toString(StandardCharsets.UTF_8).contains(marker)) {
+            int n = in.read(buf);
+            if (n < 0) {
+                throw new AssertionError("end of output before '" + marker + "'; got: " + seen.toString(StandardCharsets.UTF_8));
+            }
+            seen.write(buf, 0, n);
+        }
+        return seen.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void aTerminalIsTheCommandsStdioAndControllingTerminalAndResizes() throws Exception {
+        InitExec e = client.spawn(cmd("sh", "-c",
+                "tty; stty size; echo to-stderr >&2; test -t 0 && test -t 1 && test -t 2 && echo all-ttys;"
+                        + " exec 3</dev/tty && echo has-ctty; echo ready; read line; echo got:$line; stty size")
+                .stdinPipe(true).terminal(new TerminalSize(100, 30)).build());
+        String first = readUntil(e.stdout(), "ready\r\n");
+        assertThat(first).containsPattern("/dev/pts/[0-9]+\r\n").contains("30 100\r\n", "to-stderr\r\n",
+                "all-ttys\r\n", "has-ctty\r\n");
+        e.resize(new TerminalSize(132, 50));
+        e.stdin().write("hello\n".getBytes(StandardCharsets.UTF_8));
+        e.stdin().flush();
+        String rest = text(e.stdout());
+        // The terminal echoes what is typed, then the command answers at the new size.
+        assertThat(rest).contains("hello\r\n", "got:hello\r\n", "50 132\r\n");
+        assertThat(text(e.stderr())).isEmpty();
+        assertThat(e.awaitExit(Duration.ofSeconds(10)).orElseThrow().exitCode()).isZero();
+    }
+
+    @Test
+    void closingATerminalsStdinTypesEndOfFile() throws Exception {
+        InitExec e = client.spawn(cmd("sh", "-c", "cat; echo cat-ended:$?").stdinPipe(true)
+                .terminal(TerminalSize.DEFAULT).build());
+        e.stdin().write("one\n".getBytes(StandardCharsets.UTF_8));
+        e.closeStdin();
+        String out = text(e.stdout());
+        assertThat(out).contains("one\r\none\r\n", "cat-ended:0");
+        assertThat(e.awaitExit(Duration.ofSeconds(10)).orElseThrow().exitCode()).isZero();
+    }
+
+    @Test
+    void aTerminalWithoutInputGivesEndOfFileAtOnceAndItsCommandIsKilledWithItsTree() throws Exception {
+        ExecResult r = client.run(cmd("sh", "-c", "cat; echo eof").terminal(TerminalSize.DEFAULT).build(), null);
+        assertThat(r.stdoutText()).contains("eof\r\n");
+        assertThat(r.exitCode()).isZero();
+
+        InitExec e = client.spawn(cmd("sh", "-c", "sleep 300 & sleep 300").stdinPipe(true)
+                .terminal(TerminalSize.DEFAULT).build());
+        e.kill();
+        ExitStatus status = e.awaitExit(Duration.ofSeconds(10)).orElseThrow();
+        assertThat(status.outcome()).isEqualTo(ExitStatus.Outcome.SIGNALED);
+    }
+
+    @Test
+    void resizingACommandWithoutATerminalIsRefused() {
+        InitExec e = client.spawn(cmd("sleep", "30").build());
+        assertThatThrownBy(() -> e.resize(TerminalSize.DEFAULT)).isInstanceOf(SandboxException.class)
+                .satisfies(x -> assertThat(((SandboxException) x).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
+        e.close();
     }
 
     // ------------------------------------------------------------------ files

@@ -75,6 +75,7 @@ public final class ApiHandler extends Handler.Abstract {
     private final VolumeApi volumeApi;
     private final Tenancy tenancy;
     private final PortApi ports;
+    private final DashboardSessions dashboard;
     private final Metrics metrics;
     private final Audit audit;
     private final Metrics.Bytes execBytes;
@@ -82,7 +83,7 @@ public final class ApiHandler extends Handler.Abstract {
 
     public ApiHandler(Paddock paddock, AuthGuard auth, Tenancy tenancy, Limits limits, byte[] openapi, String version,
                       Supplier<String> runtime, ServerWebSocketContainer websockets, ScheduledExecutorService pinger,
-                      CodeRegistry code, PortApi ports, Metrics metrics, Audit audit) {
+                      CodeRegistry code, PortApi ports, DashboardSessions dashboard, Metrics metrics, Audit audit) {
         super(InvocationType.BLOCKING);
         this.paddock = paddock;
         this.auth = auth;
@@ -99,6 +100,7 @@ public final class ApiHandler extends Handler.Abstract {
         this.imageApi = new ImageApi(paddock, tenancy, limits);
         this.volumeApi = new VolumeApi(paddock, tenancy);
         this.ports = ports;
+        this.dashboard = dashboard;
         this.metrics = metrics;
         this.audit = audit;
         this.execBytes = metrics.bytes("exec");
@@ -138,10 +140,14 @@ public final class ApiHandler extends Handler.Abstract {
             return;
         }
         Fields query = query(request);
-        Caller caller = auth.check(Request.getRemoteAddr(request),
+        boolean session = dashboard.presented(request); // the dashboard's cookie and no Authorization header
+        Caller caller = session ? dashboard.check(request) : auth.check(Request.getRemoteAddr(request),
                 request.getHeaders().getValuesList(HttpHeader.AUTHORIZATION),
                 query.get("token") != null || query.get("access_token") != null);
         Route.Match m = Route.match(method, path);
+        if (session) {
+            DashboardSessions.permit(m.route());
+        }
         audit.begin(request, caller, m, query, began);
         switch (m.route()) {
             case HEALTH, SIGNED_PROXY -> throw new IllegalStateException("handled above");
@@ -292,6 +298,7 @@ public final class ApiHandler extends Handler.Abstract {
             }
             case PORT_PROXY -> ports.proxyOwned(sandbox(caller, m), m.param("port"), request, response, callback);
             case LOGS -> json(response, callback, 200, Wire.json(sandbox(caller, m).logs()));
+            case USAGE -> json(response, callback, 200, Wire.json(sandbox(caller, m).usage()));
             case EXEC -> {
                 Sandbox sb = sandbox(caller, m);
                 ExecRequest r = Wire.execRequest(readJson(request));

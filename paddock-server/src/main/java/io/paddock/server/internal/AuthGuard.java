@@ -93,6 +93,21 @@ public final class AuthGuard {
         return isOperator ? Caller.OPERATOR : Caller.tenant(tenantNames[tenant]);
     }
 
+    /**
+     * A refused credential other than a bearer token (a forged or expired dashboard session): 429 while the
+     * address is over its failure budget, else counted as a failed attempt and answered 401 saying {@code why}.
+     */
+    public HttpError refuse(String address, String why) {
+        long wait = blockedSeconds(address);
+        if (wait > 0) {
+            return new HttpError(429, ErrorCode.RESOURCE_EXHAUSTED,
+                    "too many failed authentications from this address; retry in " + wait + " s", "Retry-After",
+                    Long.toString(wait));
+        }
+        recordFailure(address);
+        return new HttpError(401, ErrorCode.PERMISSION_DENIED, why);
+    }
+
     private long blockedSeconds(String address) {
         ArrayDeque<Long> q = failures.get(address);
         if (q == null) {

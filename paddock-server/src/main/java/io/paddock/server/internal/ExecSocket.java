@@ -148,9 +148,7 @@ public final class ExecSocket implements Session.Listener {
                 p.signal(Signal.of(n.asInt()));
             }
             case "kill" -> p.kill();
-            case "resize" -> {
-                // accepted, ignored until terminals are supported
-            }
+            case "resize" -> p.resize(Wire.terminalSize(((ObjectNode) msg).deepCopy().without("type"), "resize"));
             default -> throw SandboxException.invalid("type", "unknown control message type '" + type
                     + "' (known: stdin_close, signal, kill, resize)");
         }

@@ -296,7 +296,7 @@ public final class PortApi {
         return COOKIE + "=" + token + "; Path=/; Max-Age=" + maxAge + "; HttpOnly; SameSite=Lax" + (secure ? "; Secure" : "");
     }
 
-    /** A Cookie header's value without the daemon's own cookie (it never reaches the sandbox). */
+    /** A Cookie header's value without the daemon's own cookies, this one and the dashboard's (they never reach the sandbox). */
     static String withoutOwnCookie(String header) {
         StringBuilder out = new StringBuilder();
         for (String pair : header.split(";")) {
@@ -305,7 +305,8 @@ public final class PortApi {
                 continue;
             }
             int eq = p.indexOf('=');
-            if ((eq < 0 ? p : p.substring(0, eq)).trim().equals(COOKIE)) {
+            String name = (eq < 0 ? p : p.substring(0, eq)).trim();
+            if (name.equals(COOKIE) || name.equals(DashboardSessions.COOKIE)) {
                 continue;
             }
             if (out.length() > 0) {

@@ -271,14 +271,14 @@ public final class PortProxy implements AutoCloseable {
     }
 
     /**
-     * A sandbox's cookies come back unless they are named as the daemon's own, or carry a {@code Domain}
+     * A sandbox's cookies come back unless they are named as the daemon's own (a port host's or the dashboard's), or carry a {@code Domain}
      * attribute: that would reach beyond the host the sandbox answered on (to its neighbours under a port
      * domain, or to the daemon's parent domain). Without it a cookie stays on that one host.
      */
     static boolean cookieAllowed(String setCookie) {
         String[] parts = setCookie.split(";");
         String name = parts[0].contains("=") ? parts[0].substring(0, parts[0].indexOf('=')).trim() : "";
-        if (name.equalsIgnoreCase(PortApi.COOKIE)) {
+        if (name.equalsIgnoreCase(PortApi.COOKIE) || name.equalsIgnoreCase(DashboardSessions.COOKIE)) {
             return false;
         }
         for (int i = 1; i < parts.length; i++) {

@@ -29,6 +29,7 @@ public enum Route {
     RESUME_SANDBOX("POST", "/v1/sandboxes/{id}/resume"),
     FORK_SANDBOX("POST", "/v1/sandboxes/{id}/fork"),
     LOGS("GET", "/v1/sandboxes/{id}/logs"),
+    USAGE("GET", "/v1/sandboxes/{id}/usage"),
     EXEC("POST", "/v1/sandboxes/{id}/exec"),
     EXEC_STREAM("GET", "/v1/sandboxes/{id}/exec/stream"),
     READ_FILE("GET", "/v1/sandboxes/{id}/files"),

@@ -420,6 +420,11 @@ public abstract class OciTier implements SandboxRuntime {
         return Optional.of(new WritableLayer(upper, host.uids().firstId(slot), paddockFiles));
     }
 
+    @Override
+    public java.util.Optional<io.paddock.ResourceUsage> usage(SandboxId id) {
+        return host.cgroups().usage(cgroupsPath(id));
+    }
+
     /** Freezes the sandbox's cgroups (every process of it: on runsc the Sentry and gofer too). */
     @Override
     public AutoCloseable freeze(SandboxId id) {

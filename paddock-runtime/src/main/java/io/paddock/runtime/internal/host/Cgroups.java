@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * The host's cgroup layout, detected from {@code /proc/self/mountinfo}: cgroup v2 (unified), or v1 with
@@ -103,9 +104,7 @@ public final class Cgroups {
         if (version == Version.V2) {
             return Optional.of(hierarchies.get("").resolve(rel));
         }
-        return hierarchies.entrySet().stream()
-                .filter(e -> List.of(e.getKey().split(",")).contains("memory"))
-                .map(e -> e.getValue().resolve(rel)).findFirst();
+        return controllerDir("memory", cgroupsPath);
     }
 
     /** How many times the kernel's OOM killer killed a process in this cgroup (0 if unknown or gone). */
@@ -119,6 +118,67 @@ public final class Cgroups {
             for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
                 if (line.startsWith("oom_kill ")) {
                     return Long.parseLong(line.substring("oom_kill ".length()).trim());
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            return 0;
+        }
+        return 0;
+    }
+
+    /**
+     * The cgroup's counters: memory charged now and its limit, CPU time used, tasks. Empty when the sandbox has no
+     * memory cgroup (it is gone); a counter another controller keeps reads as zero when that one is missing.
+     */
+    public Optional<io.paddock.ResourceUsage> usage(String cgroupsPath) {
+        Optional<Path> memoryDir = memoryDir(cgroupsPath);
+        if (memoryDir.isEmpty()) {
+            return Optional.empty();
+        }
+        Path mem = memoryDir.get();
+        OptionalLong memory = readLong(mem.resolve(version == Version.V2 ? "memory.current" : "memory.usage_in_bytes"));
+        if (memory.isEmpty()) {
+            return Optional.empty();
+        }
+        // v1 says "no limit" with a huge number (PAGE_COUNTER_MAX pages), v2 with "max"
+        OptionalLong limit = readLong(mem.resolve(version == Version.V2 ? "memory.max" : "memory.limit_in_bytes"));
+        Optional<io.paddock.ByteSize> memoryLimit = limit.isPresent() && limit.getAsLong() < (1L << 62)
+                ? Optional.of(io.paddock.ByteSize.bytes(limit.getAsLong())) : Optional.empty();
+        long cpuNanos;
+        if (version == Version.V2) {
+            cpuNanos = statField(mem.resolve("cpu.stat"), "usage_usec") * 1000;
+        } else {
+            cpuNanos = controllerDir("cpuacct", cgroupsPath).map(d -> readLong(d.resolve("cpuacct.usage")).orElse(0)).orElse(0L);
+        }
+        long tasks = (version == Version.V2 ? Optional.of(mem) : controllerDir("pids", cgroupsPath))
+                .map(d -> readLong(d.resolve("pids.current")).orElse(0)).orElse(0L);
+        return Optional.of(new io.paddock.ResourceUsage(io.paddock.ByteSize.bytes(Math.max(0, memory.getAsLong())),
+                memoryLimit, java.time.Duration.ofNanos(Math.max(0, cpuNanos)), Math.max(0, tasks)));
+    }
+
+    /** A v1 controller's directory for this path. */
+    private Optional<Path> controllerDir(String controller, String cgroupsPath) {
+        String rel = cgroupsPath.startsWith("/") ? cgroupsPath.substring(1) : cgroupsPath;
+        return hierarchies.entrySet().stream()
+                .filter(e -> List.of(e.getKey().split(",")).contains(controller))
+                .map(e -> e.getValue().resolve(rel)).findFirst();
+    }
+
+    /** A file holding one number; empty when it is missing or says something else ("max"). */
+    private static OptionalLong readLong(Path file) {
+        try {
+            return OptionalLong.of(Long.parseLong(Files.readString(file, StandardCharsets.UTF_8).trim()));
+        } catch (IOException | NumberFormatException e) {
+            return OptionalLong.empty();
+        }
+    }
+
+    /** A {@code key value} line's value in a flat-keyed file such as cpu.stat; 0 when missing. */
+    private static long statField(Path file, String key) {
+        try {
+            for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+                if (line.startsWith(key + " ")) {
+                    return Long.parseLong(line.substring(key.length() + 1).trim());
                 }
             }
         } catch (IOException | NumberFormatException e) {

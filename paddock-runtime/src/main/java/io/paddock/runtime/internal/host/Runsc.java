@@ -27,6 +27,9 @@ import java.util.stream.Stream;
  *   <li>{@code --oci-seccomp}: the OCI spec's seccomp allowlist is applied <em>inside</em> the Sentry to
  *       tenant syscalls (without it runsc ignores the spec's filter: gVisor always filters its own host
  *       syscalls, which is a different layer);</li>
+ *   <li>{@code --cgroupfs}: the Sentry's own cgroup hierarchies at {@code /sys/fs/cgroup} (cpu, memory), in
+ *       which the init keeps each exec in a cgroup of its own: the Sentry has no child subreapers, and a
+ *       process that leaves its exec's session must still die with the exec;</li>
  *   <li>no {@code --platform}: the default (ptrace on this build) is used; {@code kvm} hangs on the
  *       development hosts, so it is never chosen automatically.</li>
  * </ul>
@@ -91,7 +94,7 @@ public final class Runsc {
 
     private List<String> argv(boolean network, String... command) {
         List<String> argv = new ArrayList<>(List.of(binary.toString(), "--root", stateRoot.toString(),
-                network ? "--network=sandbox" : "--network=none", "--oci-seccomp"));
+                network ? "--network=sandbox" : "--network=none", "--oci-seccomp", "--cgroupfs"));
         argv.addAll(List.of(command));
         return argv;
     }

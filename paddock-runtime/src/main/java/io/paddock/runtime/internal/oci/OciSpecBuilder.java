@@ -84,6 +84,11 @@ public final class OciSpecBuilder {
         List<String> args = new ArrayList<>(List.of(INIT_PATH, "--uid=" + plan.user().uid(), "--gid=" + plan.user().gid(),
                 "--workdir=" + plan.user().workdir()));
         java.util.TreeSet<String> caps = new java.util.TreeSet<>(INIT_CAPABILITIES);
+        if (plan.seccomp() == SeccompProfile.Dialect.GVISOR) {
+            // For one mkdir in the Sentry's root cpu cgroup (mode 0555; runsc --cgroupfs), where the init keeps
+            // each exec in a cgroup of its own, the Sentry having no child subreapers; the init drops it at once.
+            caps.add("CAP_DAC_OVERRIDE");
+        }
         if (!plan.user().tenantCaps().isEmpty()) {
             long mask = 0;
             for (String c : plan.user().tenantCaps()) {

@@ -198,7 +198,10 @@ public final class SeccompProfile {
             default -> throw new IllegalArgumentException("unsupported architecture for the seccomp profile: " + osArch);
         };
         List<SyscallRule> rules = new ArrayList<>();
-        rules.add(new SyscallRule(ALLOWED, "SCMP_ACT_ALLOW", null, null));
+        // gVisor (2022-12) has no limit on the number of POSIX message queues (no fs.mqueue.queues_max): a
+        // tenant could make them until the sandbox's memory ran out. There they are unavailable instead.
+        List<String> allowed = dialect == Dialect.GVISOR ? ALLOWED.stream().filter(s -> !s.equals("mq_open")).toList() : ALLOWED;
+        rules.add(new SyscallRule(allowed, "SCMP_ACT_ALLOW", null, null));
         rules.add(new SyscallRule(DENIED, "SCMP_ACT_ERRNO", EPERM, null));
         // clone without namespace flags only; clone3 passes its flags in memory seccomp cannot read, so it
         // answers ENOSYS and libc falls back to clone.
@@ -213,6 +216,7 @@ public final class SeccompProfile {
             // The Sentry resolves names through its own syscall table, which calls pselect6 "pselect"; an
             // unknown name is skipped, so without this glibc's select() and Python's select.select fail.
             rules.add(new SyscallRule(List.of("pselect"), "SCMP_ACT_ALLOW", null, null));
+            rules.add(new SyscallRule(List.of("mq_open"), "SCMP_ACT_ERRNO", ENOSYS, null));
         }
         // mknod makes files, FIFOs and sockets; device nodes are refused here too, not only by the missing
         // CAP_MKNOD (gVisor 2022-12 lets an unprivileged tenant make them).

@@ -1,9 +1,16 @@
 package io.paddock.runtime.internal.host;
 
+import io.paddock.ByteSize;
+import io.paddock.ResourceUsage;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -28,5 +35,41 @@ class CgroupsTest {
         assertThat(c.version()).isEqualTo(Cgroups.Version.V2);
         assertThat(c.memoryDir("/paddock/x")).contains(Path.of("/sys/fs/cgroup/paddock/x"));
         assertThat(c.dirs("/paddock/x")).containsExactly(Path.of("/sys/fs/cgroup/paddock/x"));
+    }
+
+    private static void write(Path dir, String file, String content) throws IOException {
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve(file), content);
+    }
+
+    @Test
+    void readsUsageFromV1Controllers(@TempDir Path root) throws IOException {
+        Cgroups c = Cgroups.parse(List.of(
+                "32 31 0:29 / " + root.resolve("cpu") + " rw - cgroup cgroup rw,cpu",
+                "33 31 0:30 / " + root.resolve("cpuacct") + " rw - cgroup cgroup rw,cpuacct",
+                "35 31 0:32 / " + root.resolve("memory") + " rw - cgroup cgroup rw,memory",
+                "39 31 0:36 / " + root.resolve("pids") + " rw - cgroup cgroup rw,pids"));
+        assertThat(c.usage("/paddock/x")).isEmpty(); // gone: no memory cgroup
+        write(root.resolve("memory/paddock/x"), "memory.usage_in_bytes", "4096000\n");
+        write(root.resolve("memory/paddock/x"), "memory.limit_in_bytes", "134217728\n");
+        write(root.resolve("cpuacct/paddock/x"), "cpuacct.usage", "2500000000\n");
+        write(root.resolve("pids/paddock/x"), "pids.current", "3\n");
+        assertThat(c.usage("/paddock/x")).contains(new ResourceUsage(ByteSize.bytes(4096000), Optional.of(ByteSize.mib(128)),
+                Duration.ofMillis(2500), 3));
+        write(root.resolve("memory/paddock/x"), "memory.limit_in_bytes", "9223372036854771712\n"); // v1's "unlimited"
+        assertThat(c.usage("/paddock/x").orElseThrow().memoryLimit()).isEmpty();
+    }
+
+    @Test
+    void readsUsageFromV2(@TempDir Path root) throws IOException {
+        Cgroups c = Cgroups.parse(List.of("30 25 0:26 / " + root + " rw,nosuid - cgroup2 cgroup2 rw,nsdelegate"));
+        assertThat(c.usage("/paddock/x")).isEmpty();
+        Path dir = root.resolve("paddock/x");
+        write(dir, "memory.current", "8192\n");
+        write(dir, "memory.max", "max\n");
+        write(dir, "cpu.stat", "usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n");
+        write(dir, "pids.current", "7\n");
+        assertThat(c.usage("/paddock/x")).contains(new ResourceUsage(ByteSize.bytes(8192), Optional.empty(),
+                Duration.ofNanos(1_500_000), 7));
     }
 }
