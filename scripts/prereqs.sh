@@ -57,6 +57,8 @@ if [[ $mode == test ]]; then
   # HTTPS host behind an egress secret.
   need dnsmasq dnsmasq-base
   need openssl openssl
+  # Metrics tests: promtool (Debian's prometheus package) checks the daemon's /metrics.
+  need promtool prometheus
   [[ -x /bin/busybox ]] && /bin/busybox --list 2>/dev/null | grep -qx sh && ldd /bin/busybox 2>&1 | grep -q 'not a dynamic' \
     || missing_pkgs+=(busybox-static)
   [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 || missing_pkgs+=(python3-matplotlib)

@@ -27,7 +27,21 @@ final class Connection {
     String token;
 
     Paddock connect() {
-        String u = url != null ? url : env("PADDOCK_URL", DEFAULT_URL);
+        String u = url();
+        try {
+            return Paddock.connect(URI.create(u), token());
+        } catch (IllegalArgumentException e) {
+            throw SandboxException.invalid("url", "not a URL: '" + u + "'");
+        }
+    }
+
+    /** The daemon's URL: {@code --url}, else {@code PADDOCK_URL}, else the local default. */
+    String url() {
+        return url != null ? url : env("PADDOCK_URL", DEFAULT_URL);
+    }
+
+    /** The daemon's token: {@code --token}, else {@code PADDOCK_TOKEN}, else the local daemon's token file. */
+    String token() {
         String t = token != null ? token : env("PADDOCK_TOKEN", null);
         if (t == null) {
             t = localToken();
@@ -36,11 +50,7 @@ final class Connection {
             throw SandboxException.invalid("token", "no token: set PADDOCK_TOKEN (the daemon printed where it stored its"
                     + " token, by default " + DEFAULT_TOKEN_FILE + ")");
         }
-        try {
-            return Paddock.connect(URI.create(u), t);
-        } catch (IllegalArgumentException e) {
-            throw SandboxException.invalid("url", "not a URL: '" + u + "'");
-        }
+        return t;
     }
 
     /** A sandbox by id, or by name when the argument is not an id. */

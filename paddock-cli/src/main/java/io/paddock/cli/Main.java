@@ -12,7 +12,8 @@ import picocli.CommandLine.Command;
         subcommands = {RunCommand.class, ServeCommand.class, CreateCommand.class, ExecCommand.class, CodeCommand.class, ListCommand.class,
                 RemoveCommand.class, CopyCommand.class, LogsCommand.class, NetworkCommand.class, PortCommand.class,
                 PauseCommand.class, ResumeCommand.class, ForkCommand.class, SnapshotCommand.class,
-                ImageCommand.class, CodebaseCommand.class, VolumeCommand.class, BenchCommand.class, McpCommand.class, CommandLine.HelpCommand.class})
+                ImageCommand.class, CodebaseCommand.class, VolumeCommand.class, AuditCommand.class, BenchCommand.class, McpCommand.class,
+                CommandLine.HelpCommand.class})
 public final class Main implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -111,6 +111,14 @@ final class ServeCommand implements Callable<Integer> {
                     "set to http://HOST:PORT and E2B_API_KEY to a Paddock token (see docs/COMPAT.md)."})
     String e2bListen;
 
+    @Option(names = "--audit-max-size", paramLabel = "SIZE",
+            description = {"Rotate the audit log (DATA-DIR/audit.log) when it reaches this size (default: 16m; at least 4k)."})
+    String auditMaxSize;
+
+    @Option(names = "--audit-keep", paramLabel = "N",
+            description = {"Keep this many rotated audit logs, audit.log.1 (newest) to audit.log.N (default: 5)."})
+    int auditKeep = io.paddock.server.ServerOptions.DEFAULT_AUDIT_KEEP;
+
     @Override
     public Integer call() {
         DaemonOptions.Builder options = DaemonOptions.builder().listen(listen).dataDir(dataDir.toAbsolutePath())
@@ -129,6 +137,10 @@ final class ServeCommand implements Callable<Integer> {
         options.dnsUpstream(dnsUpstream);
         allowPrivate.forEach(options::allowPrivate);
         options.egressTrust(egressTrust == null ? null : egressTrust.toAbsolutePath());
+        if (auditMaxSize != null) {
+            options.auditMaxBytes(SpecOptions.size("audit-max-size", auditMaxSize).bytes());
+        }
+        options.auditKeep(auditKeep);
         Daemon.run(options.build());
         return 0;
     }

@@ -22,7 +22,7 @@ class HelpTest {
     @Test
     void everyCommandHasHelp() {
         CommandLine root = new CommandLine(new Main());
-        assertThat(root.getSubcommands()).containsKeys("run", "serve", "create", "exec", "code", "ls", "rm", "cp", "logs", "port", "bench", "volume", "mcp");
+        assertThat(root.getSubcommands()).containsKeys("run", "serve", "create", "exec", "code", "ls", "rm", "cp", "logs", "port", "bench", "volume", "mcp", "audit");
         for (String name : root.getSubcommands().keySet()) {
             if (name.equals("help")) {
                 continue;

@@ -30,6 +30,8 @@ public final class DaemonOptions {
     private final String portDomain;
     private final String e2bListen;
     private final java.util.Map<String, String> runtimeOptions;
+    private final long auditMaxBytes;
+    private final int auditKeep;
 
     private DaemonOptions(Builder b) {
         this.runtimeOptions = java.util.Map.copyOf(b.runtimeOptions);
@@ -47,6 +49,18 @@ public final class DaemonOptions {
         this.egressTrust = b.egressTrust;
         this.portDomain = b.portDomain;
         this.e2bListen = b.e2bListen;
+        this.auditMaxBytes = b.auditMaxBytes;
+        this.auditKeep = b.auditKeep;
+    }
+
+    /** See {@link ServerOptions#auditMaxBytes()} ({@code paddock serve --audit-max-size}). */
+    public long auditMaxBytes() {
+        return auditMaxBytes;
+    }
+
+    /** See {@link ServerOptions#auditKeep()} ({@code paddock serve --audit-keep}). */
+    public int auditKeep() {
+        return auditKeep;
     }
 
     /** See {@link ServerOptions#e2bListen()} ({@code paddock serve --e2b-listen HOST:PORT}). */
@@ -278,6 +292,22 @@ public final class DaemonOptions {
         }
 
         private String e2bListen;
+        private long auditMaxBytes = ServerOptions.DEFAULT_AUDIT_MAX_BYTES;
+        private int auditKeep = ServerOptions.DEFAULT_AUDIT_KEEP;
+
+        /** See {@link ServerOptions.Builder#auditMaxBytes}. */
+        public Builder auditMaxBytes(long bytes) {
+            ServerOptions.builder().auditMaxBytes(bytes); // the same check, now rather than at start
+            this.auditMaxBytes = bytes;
+            return this;
+        }
+
+        /** See {@link ServerOptions.Builder#auditKeep}. */
+        public Builder auditKeep(int files) {
+            ServerOptions.builder().auditKeep(files);
+            this.auditKeep = files;
+            return this;
+        }
 
         /** Also serves the E2B-compatible API on {@code host:port} (the forms of {@link #listen}); null for none. */
         public Builder e2bListen(String listen) {

@@ -4,6 +4,8 @@ import io.paddock.ErrorCode;
 import io.paddock.Paddock;
 import io.paddock.SandboxException;
 import io.paddock.server.internal.ApiHandler;
+import io.paddock.server.internal.Audit;
+import io.paddock.server.internal.AuditLog;
 import io.paddock.server.internal.AuthGuard;
 import io.paddock.server.internal.CodeRegistry;
 import io.paddock.server.internal.DashboardHandler;
@@ -12,6 +14,7 @@ import io.paddock.server.internal.HeaderDeadline;
 import io.paddock.server.internal.JsonErrorHandler;
 import io.paddock.server.internal.Limits;
 import io.paddock.server.internal.McpEndpoint;
+import io.paddock.server.internal.Metrics;
 import io.paddock.server.internal.PortApi;
 import io.paddock.server.internal.PortProxy;
 import io.paddock.server.internal.UrlTokens;
@@ -64,11 +67,15 @@ public final class PaddockServer implements AutoCloseable {
     private final CodeRegistry code;
     private final PortProxy proxy;
     private final URI url;
+    private final Metrics metrics;
+    private final AuditLog auditLog;
     private volatile io.paddock.e2b.E2bServer e2b;
 
     private PaddockServer(Server server, HeaderDeadline headerDeadline, ScheduledExecutorService timers, CodeRegistry code,
-                          PortProxy proxy, URI url) {
+                          PortProxy proxy, URI url, Metrics metrics, AuditLog auditLog) {
         this.server = server;
+        this.metrics = metrics;
+        this.auditLog = auditLog;
         this.headerDeadline = headerDeadline;
         this.timers = timers;
         this.code = code;
@@ -84,6 +91,15 @@ public final class PaddockServer implements AutoCloseable {
         Objects.requireNonNull(paddock, "paddock");
         byte[] openapi = resource(OPENAPI);
         long idleMillis = options.idleTimeout().toMillis();
+        AuditLog auditLog = null;
+        if (options.dataDir().isPresent()) {
+            try {
+                auditLog = AuditLog.open(options.dataDir().get(), options.auditMaxBytes(), options.auditKeep());
+            } catch (IOException e) {
+                throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "cannot open the audit log in "
+                        + options.dataDir().get() + ": " + e.getMessage(), e);
+            }
+        }
 
         // Every request runs blocking on a pool thread; connections are capped, so threads are too.
         QueuedThreadPool pool = new QueuedThreadPool(options.maxConnections() + 64, 8);
@@ -124,16 +140,19 @@ public final class PaddockServer implements AutoCloseable {
         AuthGuard auth = new AuthGuard(options.token(), options.tenantDigests(), options.maxFailedAuthPerMinutePerIp());
         Tenancy tenancy = new Tenancy(paddock, options.tenants(), options.maxSandboxesPerTenant());
         CodeRegistry code = new CodeRegistry();
+        Metrics metrics = new Metrics(paddock, version());
         UrlTokens urlTokens = options.dataDir().map(UrlTokens::inDirectory).orElseGet(UrlTokens::inMemory);
         PortProxy proxy = new PortProxy(websockets, timers, PortProxy.DEFAULT_IDLE_TIMEOUT, options.idleTimeout().dividedBy(3));
         PortApi ports = new PortApi(paddock, auth, tenancy, urlTokens, proxy, options.portDomain().orElse(null));
         // /mcp first: the MCP endpoint takes only that path (on the daemon's own host names), the REST API the rest
-        McpEndpoint mcp = new McpEndpoint(auth, tenancy, code, ports, version(), Math.min(options.maxUploadBytes(), MAX_MCP_REQUEST));
+        Audit audit = new Audit(auditLog, metrics);
+        McpEndpoint mcp = new McpEndpoint(auth, tenancy, code, ports, audit, version(),
+                Math.min(options.maxUploadBytes(), MAX_MCP_REQUEST));
         // /ui next: the dashboard's page and session; the REST API accepts its session on the dashboard's routes only
         DashboardSessions dashboard = new DashboardSessions(auth);
         server.setHandler(new Handler.Sequence(mcp, new DashboardHandler(dashboard, ports, options.idleTimeout()),
                 new ApiHandler(paddock, auth, tenancy, limits, openapi, version(), runtime(paddock), websockets, timers,
-                        code, ports, dashboard)));
+                        code, ports, dashboard, metrics, audit)));
         server.setErrorHandler(new JsonErrorHandler());
 
         try {
@@ -143,6 +162,10 @@ public final class PaddockServer implements AutoCloseable {
             proxy.close();
             timers.shutdownNow();
             code.close();
+            metrics.close();
+            if (auditLog != null) {
+                auditLog.close();
+            }
             if (isBindFailure(e)) {
                 throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot listen on " + options.host() + ":"
                         + options.port() + ": the address is already in use (is another paddock serve running?)", e);
@@ -152,7 +175,7 @@ public final class PaddockServer implements AutoCloseable {
         }
         String host = options.host().contains(":") ? "[" + options.host() + "]" : options.host();
         URI url = URI.create("http://" + host + ":" + connector.getLocalPort());
-        PaddockServer started = new PaddockServer(server, headerDeadline, timers, code, proxy, url);
+        PaddockServer started = new PaddockServer(server, headerDeadline, timers, code, proxy, url, metrics, auditLog);
         if (options.e2bHost().isPresent()) {
             try {
                 started.e2b = startE2b(options, paddock, auth, tenancy, urlTokens);
@@ -211,6 +234,10 @@ public final class PaddockServer implements AutoCloseable {
         stopQuietly(server);
         timers.shutdownNow();
         code.close();
+        metrics.close();
+        if (auditLog != null) {
+            auditLog.close();
+        }
     }
 
     private static void stopQuietly(Server server) {

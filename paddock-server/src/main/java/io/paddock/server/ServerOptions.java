@@ -35,6 +35,8 @@ public final class ServerOptions {
             "[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*");
     /** The shortest tenant token accepted. */
     public static final int MIN_TENANT_TOKEN_CHARS = 32;
+    public static final long DEFAULT_AUDIT_MAX_BYTES = 16L << 20;
+    public static final int DEFAULT_AUDIT_KEEP = 5;
 
     private final String host;
     private final int port;
@@ -51,6 +53,8 @@ public final class ServerOptions {
     private final String e2bHost;
     private final int e2bPort;
     private final Map<String, String> e2bTemplates;
+    private final long auditMaxBytes;
+    private final int auditKeep;
 
     private ServerOptions(Builder b) {
         this.host = b.host;
@@ -68,6 +72,18 @@ public final class ServerOptions {
         this.e2bHost = b.e2bHost;
         this.e2bPort = b.e2bPort;
         this.e2bTemplates = Map.copyOf(b.e2bTemplates);
+        this.auditMaxBytes = b.auditMaxBytes;
+        this.auditKeep = b.auditKeep;
+    }
+
+    /** The audit log's size at which it is rotated ({@code <dataDir>/audit.log}; see {@link #dataDir()}). */
+    public long auditMaxBytes() {
+        return auditMaxBytes;
+    }
+
+    /** How many rotated audit logs are kept ({@code audit.log.1} … {@code audit.log.N}), the oldest dropped. */
+    public int auditKeep() {
+        return auditKeep;
     }
 
     /**
@@ -161,7 +177,8 @@ public final class ServerOptions {
 
     /**
      * The daemon's data directory, where it keeps the key that signs port URLs ({@code url-signing-key}, mode
-     * 0600, made on first use). Empty: the key is random and in memory, so URLs die with the server.
+     * 0600, made on first use) and its audit log ({@code audit.log}, mode 0600, rotated at {@link #auditMaxBytes}).
+     * Empty: the key is random and in memory, so URLs die with the server, and there is no audit log.
      */
     public Optional<Path> dataDir() {
         return Optional.ofNullable(dataDir);
@@ -210,6 +227,8 @@ public final class ServerOptions {
         b.e2bHost = e2bHost;
         b.e2bPort = e2bPort;
         b.e2bTemplates.putAll(e2bTemplates);
+        b.auditMaxBytes = auditMaxBytes;
+        b.auditKeep = auditKeep;
         return b;
     }
 
@@ -239,6 +258,8 @@ public final class ServerOptions {
         private String e2bHost;
         private int e2bPort;
         private final Map<String, String> e2bTemplates = new LinkedHashMap<>();
+        private long auditMaxBytes = DEFAULT_AUDIT_MAX_BYTES;
+        private int auditKeep = DEFAULT_AUDIT_KEEP;
 
         private Builder() {
         }
@@ -370,6 +391,24 @@ public final class ServerOptions {
          */
         public Builder portDomain(String domain) {
             this.portDomain = domain == null ? null : ServerOptions.portDomain(domain);
+            return this;
+        }
+
+        /** See {@link ServerOptions#auditMaxBytes()}: at least 4 KiB. */
+        public Builder auditMaxBytes(long bytes) {
+            if (bytes < 4096) {
+                throw SandboxException.invalid("auditMaxBytes", "must be at least 4096, got " + bytes);
+            }
+            this.auditMaxBytes = bytes;
+            return this;
+        }
+
+        /** See {@link ServerOptions#auditKeep()}: 1 to 100. */
+        public Builder auditKeep(int files) {
+            if (files < 1 || files > 100) {
+                throw SandboxException.invalid("auditKeep", "must be between 1 and 100, got " + files);
+            }
+            this.auditKeep = files;
             return this;
         }
 

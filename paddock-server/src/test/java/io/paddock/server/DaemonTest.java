@@ -217,6 +217,34 @@ class DaemonTest {
     }
 
     @Test
+    void theAuditLogIsInTheDataDirRotatedAsConfigured() throws Exception {
+        assertThatThrownBy(() -> DaemonOptions.builder().auditMaxBytes(1000)).isInstanceOf(SandboxException.class)
+                .hasMessageContaining("auditMaxBytes");
+        assertThatThrownBy(() -> DaemonOptions.builder().auditKeep(0)).isInstanceOf(SandboxException.class)
+                .hasMessageContaining("auditKeep");
+        Path data = tmp.resolve("data");
+        DaemonOptions o = DaemonOptions.builder().listen("127.0.0.1:0").dataDir(data).maxSandboxes(2)
+                .auditMaxBytes(4096).auditKeep(1).build();
+        try (Daemon.Running d = Daemon.start(o, Map.of("PADDOCK_TOKEN", "operator-token"), new PrintStream(
+                new ByteArrayOutputStream(), true, StandardCharsets.UTF_8))) {
+            HttpClient http = HttpClient.newHttpClient();
+            for (int i = 0; i < 60; i++) { // refused creates: recorded (INVALID_ARGUMENT), nothing made
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(d.server.url() + "/v1/sandboxes"))
+                        .header("Authorization", "Bearer operator-token").POST(HttpRequest.BodyPublishers.ofString(
+                                "{\"cpus\":\"many\"}")).build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(r.statusCode()).isEqualTo(400);
+            }
+        }
+        assertThat(data.resolve("audit.log")).exists();
+        assertThat(data.resolve("audit.log.1")).exists();
+        assertThat(data.resolve("audit.log.2")).doesNotExist();
+        assertThat(Files.size(data.resolve("audit.log.1"))).isLessThanOrEqualTo(4096);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(data.resolve("audit.log")))).isEqualTo("rw-------");
+        assertThat(Files.readString(data.resolve("audit.log"))).contains("\"action\":\"create_sandbox\"", "INVALID_ARGUMENT")
+                .doesNotContain("operator-token");
+    }
+
+    @Test
     void listenIsParsed() {
         assertThat(DaemonOptions.builder().build().listen()).isEqualTo("127.0.0.1:7070");
         assertThat(DaemonOptions.builder().listen("0.0.0.0:80").build().host()).isEqualTo("0.0.0.0");

@@ -219,6 +219,43 @@ class ImagesApiTest {
                 + ":1\",\"target\":\"" + registry.host() + "/x:1\",\"insecure\":true}"));
     }
 
+    /** One series of the daemon's /metrics; 0 when absent. */
+    private static double metric(String series) {
+        HttpResponse<String> r = get(f.token, "/metrics");
+        assertThat(r.statusCode()).isEqualTo(200);
+        return r.body().lines().filter(l -> l.startsWith(series + " ")).mapToDouble(l -> Double.parseDouble(
+                l.substring(series.length() + 1).trim())).findFirst().orElse(0);
+    }
+
+    @Test
+    void pullsTheirLayersAndBuildStepsAreCountedInMetricsByOutcomeAndCache() {
+        double ok = metric("paddock_image_pulls_total{code=\"OK\"}");
+        double notFound = metric("paddock_image_pulls_total{code=\"NOT_FOUND\"}");
+        double hits = metric("paddock_image_layers_pulled_total{cache=\"hit\"}");
+        // the image is stored already (pulled at start): its layers are cache hits, nothing is downloaded
+        assertThat(post(f.token, "/v1/images/pull", "{\"ref\":\"" + base + "\",\"insecure\":true}").statusCode()).isEqualTo(200);
+        assertThat(post(f.token, "/v1/images/pull", "{\"ref\":\"" + registry.host() + "/paddock-test/none-" + RUN
+                + ":1\",\"insecure\":true}").statusCode()).isEqualTo(404);
+        assertThat(metric("paddock_image_pulls_total{code=\"OK\"}")).isEqualTo(ok + 1);
+        assertThat(metric("paddock_image_pulls_total{code=\"NOT_FOUND\"}")).isEqualTo(notFound + 1);
+        assertThat(metric("paddock_image_layers_pulled_total{cache=\"hit\"}")).isGreaterThanOrEqualTo(hits + 1);
+        // the start's pull downloaded the layer, unless this host's store had it from an earlier run
+        assertThat(metric("paddock_image_layers_pulled_total{cache=\"miss\"}")
+                + metric("paddock_image_layers_pulled_total{cache=\"hit\"}")).isGreaterThanOrEqualTo(2);
+
+        // a build twice: the second time every step with a layer (COPY, RUN) is a cache hit; FROM has no layer
+        String tag = "paddock-test/counted-" + RUN + ":1";
+        made.add(tag);
+        String last = "RUN echo counted-" + RUN + "\n";
+        assertThat(build(f.token, "/v1/images/build?tag=" + q(tag), context(last), false).statusCode()).isEqualTo(200);
+        double stepHits = metric("paddock_image_build_steps_total{cache=\"hit\"}");
+        double stepMisses = metric("paddock_image_build_steps_total{cache=\"miss\"}");
+        assertThat(stepMisses).as("the first build ran its last step").isGreaterThanOrEqualTo(1);
+        assertThat(build(f.token, "/v1/images/build?tag=" + q(tag), context(last), false).statusCode()).isEqualTo(200);
+        assertThat(metric("paddock_image_build_steps_total{cache=\"hit\"}")).isGreaterThanOrEqualTo(stepHits + 3);
+        assertThat(metric("paddock_image_build_steps_total{cache=\"miss\"}")).isLessThanOrEqualTo(stepMisses + 1);
+    }
+
     @Test
     void anImageInUseIsNotRemoved() {
         JsonNode sb = f.createSandbox(",\"image\":\"" + base + "\"");

@@ -361,6 +361,55 @@ class CliIT {
         }
     }
 
+    /**
+     * {@code paddock audit}, as the acceptance runs it: a create with a secret, an exec and a destroy are there by
+     * id, the secret is not (neither in what the command prints nor in the file); a tenant reads only its own.
+     */
+    @Test
+    void auditShowsWhatChangedWithoutSecretsAndATenantReadsOnlyItsOwn() throws Exception {
+        String secret = "topsecret-" + ProcessHandle.current().pid() + "-" + System.nanoTime();
+        Result created = remote("create", "--memory", "128m", "--secret", "ACC_SECRET=" + secret, "--label", "acc=ops");
+        assertThat(created.code()).as(created.err()).isZero();
+        String id = created.out().trim();
+        assertThat(remote("exec", id, "--", "true").code()).isZero();
+        assertThat(remote("rm", id).code()).isZero();
+        Map<String, String> alice = Map.of("PADDOCK_URL", url, "PADDOCK_TOKEN", ALICE);
+        Result hers = paddock(alice, null, "create", "--memory", "128m");
+        assertThat(hers.code()).as(hers.err()).isZero();
+        assertThat(paddock(alice, null, "rm", hers.out().trim()).code()).isZero();
+
+        Result json = remote("audit", "--json");
+        assertThat(json.code()).as(json.err()).isZero();
+        List<String> lines = json.out().lines().toList();
+        assertThat(lines).allSatisfy(l -> assertThat(l).startsWith("{").endsWith("}"));
+        assertThat(lines).anySatisfy(l -> assertThat(l).contains("\"action\":\"create_sandbox\"", id))
+                .anySatisfy(l -> assertThat(l).contains("\"action\":\"exec_stream\"", id))
+                .anySatisfy(l -> assertThat(l).contains("\"action\":\"delete_sandbox\"", id));
+        assertThat(json.out()).doesNotContain(secret).contains(hers.out().trim());
+        try (java.util.stream.Stream<Path> files = Files.list(dataDir)) {
+            for (Path f : files.filter(f -> f.getFileName().toString().startsWith("audit.log")).toList()) {
+                assertThat(Files.readString(f)).doesNotContain(secret).doesNotContain(ALICE).doesNotContain(token);
+            }
+        }
+        Result table = remote("audit", "--sandbox", id, "--since", "1h");
+        assertThat(table.code()).as(table.err()).isZero();
+        assertThat(table.out().lines().toList()).hasSize(4); // the heading, create, exec stream, delete
+        assertThat(table.out()).contains("(operator)", "create_sandbox", "delete_sandbox", "OK");
+        assertThat(remote("audit", "--action", "delete_sandbox", "--limit", "1", "--json").out().lines().toList()).hasSize(1);
+
+        Result own = paddock(alice, null, "audit", "--json");
+        assertThat(own.code()).as(own.err()).isZero();
+        assertThat(own.out()).contains(hers.out().trim()).doesNotContain(id);
+        assertThat(own.out().lines().toList()).isNotEmpty().allSatisfy(l -> assertThat(l).contains("\"tenant\":\"alice\""));
+
+        Result bad = remote("audit", "--since", "last tuesday");
+        assertThat(bad.code()).isEqualTo(2);
+        assertThat(bad.err()).contains("since");
+        Result badLimit = remote("audit", "--limit", "0");
+        assertThat(badLimit.code()).isEqualTo(2);
+        assertThat(badLimit.err()).contains("limit");
+    }
+
     @Test
     void remoteCommandsExplainAMissingTokenOrDaemon() throws Exception {
         Result wrong = paddock(Map.of("PADDOCK_URL", url, "PADDOCK_TOKEN", "tok-Zq81xWrong"), null, "ls");

@@ -49,7 +49,16 @@ final class LocalImages implements Images {
 
     @Override
     public ImageInfo pull(String reference, RegistryAuth auth, ImageListener listener) {
-        return images.info(images.pull(reference, auth, listener));
+        long began = System.nanoTime();
+        EngineEvents events = manager.events();
+        try {
+            ImageInfo pulled = images.info(images.pull(reference, auth, new Observed(listener, events)));
+            events.imagePulled(java.util.Optional.empty(), Duration.ofNanos(System.nanoTime() - began));
+            return pulled;
+        } catch (RuntimeException e) {
+            events.imagePulled(java.util.Optional.of(GuardedEvents.codeOf(e)), Duration.ofNanos(System.nanoTime() - began));
+            throw e;
+        }
     }
 
     @Override
@@ -60,12 +69,12 @@ final class LocalImages implements Images {
     @Override
     public ImageInfo build(Path context, String dockerfile, Map<String, String> buildArgs, List<String> tags,
                            ImageListener listener) {
-        return images.info(images.build(context, dockerfile, buildArgs, tags, new Host(), listener));
+        return images.info(images.build(context, dockerfile, buildArgs, tags, new Host(), new Observed(listener, manager.events())));
     }
 
     @Override
     public ImageInfo build(Image image, List<String> tags, ImageListener listener) {
-        return images.info(images.build(image, tags, new Host(), listener));
+        return images.info(images.build(image, tags, new Host(), new Observed(listener, manager.events())));
     }
 
     @Override
@@ -89,6 +98,32 @@ final class LocalImages implements Images {
         Set<Digest> keep = new HashSet<>();
         manager.imagesInUse().forEach(id -> keep.add(Digest.parse(id)));
         return images.prune(keep).bytes();
+    }
+
+    /**
+     * A caller's listener, with the cache's answers also told to the engine's events: a pulled layer that was
+     * already stored or had to be fetched, a build step whose layer was cached or had to run. Pushes are not
+     * observed (a layer the registry has is no cache hit of ours).
+     */
+    private record Observed(ImageListener listener, EngineEvents events) implements ImageListener {
+        @Override
+        public void log(String line) {
+            listener.log(line);
+        }
+
+        @Override
+        public void step(int index, int count, String description, boolean cached) {
+            events.buildStep(cached);
+            listener.step(index, count, description, cached);
+        }
+
+        @Override
+        public void layer(String digest, long done, long total, boolean complete, boolean cached) {
+            if (complete) {
+                events.imageLayerPulled(cached, cached ? 0 : done);
+            }
+            listener.layer(digest, done, total, complete, cached);
+        }
     }
 
     /** Build steps run in runc sandboxes of this engine, with user-mode network. */

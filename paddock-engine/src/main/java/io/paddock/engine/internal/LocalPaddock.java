@@ -70,6 +70,19 @@ public final class LocalPaddock implements Paddock {
         return manager.poolStats();
     }
 
+    /**
+     * Sends the engine's events (creates, execs, stops, pulls; {@link EngineEvents}) to {@code listener} too, from
+     * now on, until {@link #stopListening}. The daemon's metrics listen here.
+     */
+    public void listen(EngineEvents listener) {
+        manager.listen(Objects.requireNonNull(listener, "listener"));
+    }
+
+    /** Stops sending the engine's events to {@code listener} (one added with {@link #listen}). */
+    public void stopListening(EngineEvents listener) {
+        manager.stopListening(Objects.requireNonNull(listener, "listener"));
+    }
+
     @Override
     public void close() {
         manager.close();

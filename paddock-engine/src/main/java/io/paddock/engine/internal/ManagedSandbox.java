@@ -272,17 +272,35 @@ final class ManagedSandbox implements Sandbox {
 
     @Override
     public ExecResult exec(ExecRequest request) {
-        InitClient c = client();
+        long began = System.nanoTime();
+        InitClient c;
+        try {
+            c = client();
+        } catch (SandboxException e) {
+            execFailed(e, began);
+            throw e;
+        }
         activeCommands.incrementAndGet();
         touch();
         try {
-            return c.run(manager.spawnRequest(this, request, false), request.stdin().orElse(null));
+            ExecResult result = c.run(manager.spawnRequest(this, request, false), request.stdin().orElse(null));
+            manager.events().execFinished(manager.runtimeName(spec), result.status(), Duration.ofNanos(System.nanoTime() - began));
+            return result;
         } catch (SandboxException e) {
-            throw lostToOom(c, e);
+            SandboxException reported = lostToOom(c, e);
+            execFailed(reported, began);
+            throw reported;
+        } catch (RuntimeException e) {
+            execFailed(e, began);
+            throw e;
         } finally {
             activeCommands.decrementAndGet();
             touch();
         }
+    }
+
+    private void execFailed(Throwable e, long began) {
+        manager.events().execFailed(manager.runtimeName(spec), GuardedEvents.codeOf(e), Duration.ofNanos(System.nanoTime() - began));
     }
 
     /** Something used the sandbox now (the idle timeout counts from the last such moment). */
@@ -320,13 +338,25 @@ final class ManagedSandbox implements Sandbox {
 
     @Override
     public ExecProcess start(ExecRequest request) {
-        InitClient c = client();
-        InitExec exec = c.spawn(manager.spawnRequest(this, request, true));
+        long began = System.nanoTime();
+        InitExec exec;
+        try {
+            exec = client().spawn(manager.spawnRequest(this, request, true));
+        } catch (RuntimeException e) {
+            execFailed(e, began);
+            throw e;
+        }
         activeCommands.incrementAndGet();
         touch();
         exec.onExit().whenComplete((status, error) -> {
             activeCommands.decrementAndGet();
             touch();
+            if (status != null) {
+                manager.events().execFinished(manager.runtimeName(spec), status, Duration.ofNanos(System.nanoTime() - began));
+            } else {
+                execFailed(error instanceof java.util.concurrent.CompletionException ce && ce.getCause() != null
+                        ? ce.getCause() : error, began);
+            }
         });
         request.stdin().ifPresent(bytes -> {
             try {

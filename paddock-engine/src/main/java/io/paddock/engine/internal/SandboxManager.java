@@ -83,6 +83,8 @@ final class SandboxManager implements AutoCloseable {
     private final io.paddock.network.SandboxNetworks networks;
     private final Workspaces workspaces;
     private volatile boolean closed;
+    /** Who hears what the engine does ({@link #listen}); never throws. */
+    private final GuardedEvents events = new GuardedEvents();
 
     SandboxManager(LocalOptions options) {
         this.options = options;
@@ -113,6 +115,21 @@ final class SandboxManager implements AutoCloseable {
     /** The tier a sandbox with this spec runs on (created specs always name it; rows from before tiers are runc's). */
     String runtimeName(SandboxSpec spec) {
         return spec.runtime().orElse("runc");
+    }
+
+    /** From now on, the engine's events also go to {@code listener}. */
+    void listen(EngineEvents listener) {
+        events.add(listener);
+    }
+
+    /** The engine's events no longer go to {@code listener}. */
+    void stopListening(EngineEvents listener) {
+        events.remove(listener);
+    }
+
+    /** Where the engine's events go. */
+    EngineEvents events() {
+        return events;
     }
 
     /** The warm pools' counters (hits, misses, refill latency). */
@@ -151,6 +168,19 @@ final class SandboxManager implements AutoCloseable {
      * of started (never from a pool, and its entrypoint is not started again: it runs in the copy).
      */
     private ManagedSandbox create(SandboxSpec requested, boolean buildStep, ManagedSandbox forkOf) {
+        long began = System.nanoTime();
+        try {
+            return create(requested, buildStep, forkOf, began);
+        } catch (RuntimeException e) {
+            // A tier the host has, never what the spec asked for: an unknown name is a caller's word, not a label.
+            String tier = requested.runtime().orElseGet(runtimes::defaultName);
+            events.sandboxCreateFailed(runtimes.find(tier).isPresent() ? tier : "unknown", GuardedEvents.codeOf(e),
+                    Duration.ofNanos(System.nanoTime() - began));
+            throw e;
+        }
+    }
+
+    private ManagedSandbox create(SandboxSpec requested, boolean buildStep, ManagedSandbox forkOf, long began) {
         checkOpen();
         // The spec is recorded with its tier resolved, so that destroy, restart and records go to that tier.
         SandboxSpec spec = requested.runtime().isPresent() ? requested
@@ -203,6 +233,8 @@ final class SandboxManager implements AutoCloseable {
                 startEntrypoint(sb);
             }
             LOG.log(System.Logger.Level.DEBUG, "created " + id);
+            events.sandboxCreated(runtimeName(spec), forkOf != null ? EngineEvents.Origin.FORK : warm != null
+                    ? EngineEvents.Origin.POOL : EngineEvents.Origin.COLD, Duration.ofNanos(System.nanoTime() - began));
             return sb;
         } catch (RuntimeException e) {
             sb.beginStop(StopReason.FAILED);
@@ -716,6 +748,9 @@ final class SandboxManager implements AutoCloseable {
             return;
         }
         cancelDeadline(sb.id());
+        // No longer live, so no longer counted as such; its network's counters are read while it still has one.
+        events.sandboxStopped(runtimeName(sb.spec()), reason, networks.counters(sb.id())
+                .map(c -> new io.paddock.NetworkTraffic(c.txBytes(), c.rxBytes())));
         recordState(sb, SandboxState.STOPPING, reason);
         Failpoints.hit("destroy.after-stopping-recorded");
         InitClient client = sb.clientOrNull();

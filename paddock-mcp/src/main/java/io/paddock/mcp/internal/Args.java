@@ -15,6 +15,8 @@ import java.util.Optional;
  */
 final class Args {
     private final Map<String, Object> args;
+    /** The id of the sandbox the call created or reached, once it has (for the audit). */
+    private String sandbox;
 
     Args(Map<String, Object> args) {
         this.args = args == null ? Map.of() : args;
@@ -22,6 +24,14 @@ final class Args {
 
     Map<String, Object> raw() {
         return args;
+    }
+
+    void reached(io.paddock.SandboxId id) {
+        this.sandbox = id.value();
+    }
+
+    Optional<String> reached() {
+        return Optional.ofNullable(sandbox);
     }
 
     String string(String field) {

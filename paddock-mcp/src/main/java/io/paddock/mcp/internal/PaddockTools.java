@@ -190,16 +190,27 @@ public final class PaddockTools {
                 .build();
         return SyncToolSpecification.builder().tool(tool).callHandler((exchange, request) -> {
             ScheduledFuture<?> progress = progress(exchange, request.progressToken(), name);
+            long began = System.nanoTime();
+            Args args = new Args(request.arguments());
+            ErrorCode failure = null;
+            Scope scope = null;
             try {
-                return handler.apply(scopes.apply(exchange), new Args(request.arguments()));
+                scope = scopes.apply(exchange);
+                return handler.apply(scope, args);
             } catch (SandboxException e) {
+                failure = e.code();
                 return error(e.code() + ": " + e.getMessage());
             } catch (RuntimeException e) {
+                failure = ErrorCode.INTERNAL;
                 System.getLogger(PaddockTools.class.getName()).log(System.Logger.Level.WARNING, "tool " + name + " failed", e);
                 return error("INTERNAL: " + name + " failed: " + e);
             } finally {
                 if (progress != null) {
                     progress.cancel(false);
+                }
+                if (!readOnly && scope != null) {
+                    scope.audit().called(name, args.reached(), Optional.ofNullable(failure),
+                            Duration.ofNanos(System.nanoTime() - began));
                 }
             }
         }).build();
@@ -240,6 +251,7 @@ public final class PaddockTools {
     private CallToolResult create(Scope scope, Args args) {
         SandboxSpec spec = Wire.spec(Wire.JSON.valueToTree(args.raw()));
         Sandbox sb = scope.paddock().create(spec);
+        args.reached(sb.id());
         SandboxInfo info = scope.view().apply(sb.info());
         return ok("created sandbox " + info.id().value() + "\n" + pretty(Wire.json(info)));
     }
@@ -270,7 +282,9 @@ public final class PaddockTools {
     /** A sandbox by id, or by name when the argument is not an id (as the CLI finds them). */
     private static Sandbox find(Scope scope, Args args) {
         String ref = args.string("sandbox");
-        return SandboxId.isValid(ref) ? scope.paddock().get(ref) : scope.paddock().getByName(ref);
+        Sandbox sb = SandboxId.isValid(ref) ? scope.paddock().get(ref) : scope.paddock().getByName(ref);
+        args.reached(sb.id());
+        return sb;
     }
 
     // ---- commands and code ----

@@ -19,14 +19,22 @@ import java.util.function.UnaryOperator;
  * @param view    a sandbox's description as the caller sees it (a tenant's own name, no reserved label)
  * @param destroy destroys a sandbox, ending its code contexts first
  * @param code    the sandbox's interpreter, kept (and closed) by the scope's owner: the tools never close it
+ * @param audit   hears each call of a tool that may change something (the daemon's audit log)
  */
 public record Scope(Paddock paddock, UnaryOperator<SandboxInfo> view, Consumer<Sandbox> destroy,
-                    Function<Sandbox, CodeInterpreter> code) {
+                    Function<Sandbox, CodeInterpreter> code, ToolAudit audit) {
     public Scope {
         Objects.requireNonNull(paddock, "paddock");
         Objects.requireNonNull(view, "view");
         Objects.requireNonNull(destroy, "destroy");
         Objects.requireNonNull(code, "code");
+        Objects.requireNonNull(audit, "audit");
+    }
+
+    /** A scope whose calls no one audits. */
+    public Scope(Paddock paddock, UnaryOperator<SandboxInfo> view, Consumer<Sandbox> destroy,
+                 Function<Sandbox, CodeInterpreter> code) {
+        this(paddock, view, destroy, code, ToolAudit.NONE);
     }
 
     /** The whole of {@code paddock}, shown as it is, with code contexts kept in {@code interpreters}. */

@@ -76,10 +76,14 @@ public final class ApiHandler extends Handler.Abstract {
     private final Tenancy tenancy;
     private final PortApi ports;
     private final DashboardSessions dashboard;
+    private final Metrics metrics;
+    private final Audit audit;
+    private final Metrics.Bytes execBytes;
+    private final Metrics.Bytes fileBytes;
 
     public ApiHandler(Paddock paddock, AuthGuard auth, Tenancy tenancy, Limits limits, byte[] openapi, String version,
                       Supplier<String> runtime, ServerWebSocketContainer websockets, ScheduledExecutorService pinger,
-                      CodeRegistry code, PortApi ports, DashboardSessions dashboard) {
+                      CodeRegistry code, PortApi ports, DashboardSessions dashboard, Metrics metrics, Audit audit) {
         super(InvocationType.BLOCKING);
         this.paddock = paddock;
         this.auth = auth;
@@ -97,23 +101,32 @@ public final class ApiHandler extends Handler.Abstract {
         this.volumeApi = new VolumeApi(paddock, tenancy);
         this.ports = ports;
         this.dashboard = dashboard;
+        this.metrics = metrics;
+        this.audit = audit;
+        this.execBytes = metrics.bytes("exec");
+        this.fileBytes = metrics.bytes("file");
     }
 
     @Override
     public boolean handle(Request request, Response response, Callback callback) {
         response.getHeaders().put(HttpHeader.CACHE_CONTROL, "no-store");
         response.getHeaders().put("X-Content-Type-Options", "nosniff");
+        long began = System.nanoTime();
+        Throwable failed = null;
         try {
             if (!ports.routeHost(request, response, callback)) { // a sandbox port's own host name: all of it is proxied
-                dispatch(request, response, callback);
+                dispatch(request, response, callback, began);
             }
         } catch (Throwable t) {
+            failed = t;
+            metrics.apiError(Audit.codeOf(t));
             fail(request, response, callback, t);
         }
+        audit.end(request, response.getStatus(), failed); // state-changing calls only: Audit.audited
         return true;
     }
 
-    private void dispatch(Request request, Response response, Callback callback) throws IOException {
+    private void dispatch(Request request, Response response, Callback callback, long began) throws IOException {
         String method = request.getMethod();
         String path = Request.getPathInContext(request);
         if ("GET".equals(method) && "/v1/health".equals(path)) {
@@ -135,6 +148,7 @@ public final class ApiHandler extends Handler.Abstract {
         if (session) {
             DashboardSessions.permit(m.route());
         }
+        audit.begin(request, caller, m, query, began);
         switch (m.route()) {
             case HEALTH, SIGNED_PROXY -> throw new IllegalStateException("handled above");
             case VERSION -> {
@@ -161,6 +175,18 @@ public final class ApiHandler extends Handler.Abstract {
                 }
                 json(response, callback, 200, o);
             }
+            case METRICS -> {
+                if (!caller.isOperator()) { // counts across tenants: the operator's view, not a tenant's
+                    throw new HttpError(403, ErrorCode.PERMISSION_DENIED, "metrics are the operator's: use the daemon's"
+                            + " own token, not a tenant's");
+                }
+                byte[] text = metrics.scrape();
+                response.setStatus(200);
+                response.getHeaders().put(HttpHeader.CONTENT_TYPE, metrics.contentType());
+                response.getHeaders().put(HttpHeader.CONTENT_LENGTH, text.length);
+                response.write(true, ByteBuffer.wrap(text), callback);
+            }
+            case AUDIT -> json(response, callback, 200, audit.read(caller, query));
             case OPENAPI -> {
                 response.setStatus(200);
                 response.getHeaders().put(HttpHeader.CONTENT_TYPE, JSON_TYPE);
@@ -169,6 +195,7 @@ public final class ApiHandler extends Handler.Abstract {
             case CREATE_SANDBOX -> {
                 SandboxSpec spec = Wire.spec(readJson(request));
                 Sandbox sb = tenancy.create(caller, spec);
+                Audit.note(request, "sandbox", sb.id().value());
                 response.getHeaders().put(HttpHeader.LOCATION, "/v1/sandboxes/" + sb.id().value());
                 json(response, callback, 201, Wire.json(tenancy.view(caller, sb.info())));
             }
@@ -208,6 +235,7 @@ public final class ApiHandler extends Handler.Abstract {
                     throw SandboxException.invalid("count", "must be between 1 and 64, got " + count);
                 }
                 java.util.List<Sandbox> forks = tenancy.fork(caller, sb, (int) count);
+                Audit.forks(request, forks.stream().map(f -> f.id().value()).toList());
                 json(response, callback, 201, Wire.forkResult(forks.stream()
                         .map(f -> Wire.json(tenancy.view(caller, f.info()))).toList()));
             }
@@ -258,6 +286,7 @@ public final class ApiHandler extends Handler.Abstract {
             case SNAPSHOT -> {
                 Sandbox sb = sandbox(caller, m);
                 String tag = Wire.requiredText(readJson(request), "tag");
+                Audit.note(request, "image", tag);
                 // The new image is host-wide: a tenant names it in its own namespace, as for builds.
                 tenancy.checkImageTags(caller, java.util.List.of(tag));
                 json(response, callback, 200, io.paddock.wire.ImageWire.json(sb.snapshot(tag)));
@@ -289,13 +318,16 @@ public final class ApiHandler extends Handler.Abstract {
                     Wire.json(sandbox(caller, m).files().stat(pathParam(query, "path"))));
             case MKDIR -> {
                 Sandbox sb = sandbox(caller, m);
-                sb.files().mkdir(Wire.requiredText(readJson(request), "path"));
+                String p = Wire.requiredText(readJson(request), "path");
+                Audit.note(request, "path", p);
+                sb.files().mkdir(p);
                 noContent(response, callback);
             }
             case REMOVE_FILE -> {
                 Sandbox sb = sandbox(caller, m);
                 JsonNode body = readJson(request);
                 String p = Wire.requiredText(body, "path");
+                Audit.note(request, "path", p);
                 if (Wire.optionalBool(body, "recursive", false)) {
                     sb.files().removeRecursive(p);
                 } else {
@@ -306,7 +338,11 @@ public final class ApiHandler extends Handler.Abstract {
             case MOVE_FILE -> {
                 Sandbox sb = sandbox(caller, m);
                 JsonNode body = readJson(request);
-                sb.files().move(Wire.requiredText(body, "from"), Wire.requiredText(body, "to"));
+                String from = Wire.requiredText(body, "from");
+                String to = Wire.requiredText(body, "to");
+                Audit.note(request, "path", from);
+                Audit.note(request, "to", to);
+                sb.files().move(from, to);
                 noContent(response, callback);
             }
             case CODE_LANGUAGES -> json(response, callback, 200, CodeApi.languages());
@@ -325,7 +361,11 @@ public final class ApiHandler extends Handler.Abstract {
                 JsonNode body = "POST".equals(method) && m.route() != Route.RESTART_CONTEXT ? readJson(request) : null;
                 reply(response, callback, codeApi.handle(m.route(), m.params(), sb, body));
             }
-            case CREATE_VOLUME -> json(response, callback, 201, volumeApi.create(caller, readJson(request)));
+            case CREATE_VOLUME -> {
+                JsonNode body = readJson(request);
+                Audit.note(request, "name", body.path("name").isTextual() ? body.get("name").asText() : null);
+                json(response, callback, 201, volumeApi.create(caller, body));
+            }
             case LIST_VOLUMES -> json(response, callback, 200, volumeApi.list(caller));
             case GET_VOLUME -> json(response, callback, 200, volumeApi.get(caller, m.param("name")));
             case DELETE_VOLUME -> {
@@ -339,8 +379,13 @@ public final class ApiHandler extends Handler.Abstract {
                 noContent(response, callback);
             }
             case PRUNE_IMAGES -> json(response, callback, 200, imageApi.prune(caller));
-            case PULL_IMAGE -> imageOperation(request, response, callback, imageApi.pull(caller, readJson(request)));
-            case PUSH_IMAGE -> imageOperation(request, response, callback, imageApi.push(caller, readJson(request)));
+            case PULL_IMAGE, PUSH_IMAGE -> {
+                JsonNode body = readJson(request); // its credentials are never noted: only the references
+                Audit.note(request, "image", body.path("ref").isTextual() ? body.get("ref").asText() : null);
+                Audit.note(request, "target", body.path("target").isTextual() ? body.get("target").asText() : null);
+                imageOperation(request, response, callback, m.route() == Route.PULL_IMAGE ? imageApi.pull(caller, body)
+                        : imageApi.push(caller, body));
+            }
             case BUILD_IMAGE -> {
                 ImageApi.BuildRequest r = beforeUpload(request, () -> imageApi.buildRequest(caller, values(query, "tag"),
                         single(query, "dockerfile"), values(query, "build_arg")));
@@ -356,6 +401,12 @@ public final class ApiHandler extends Handler.Abstract {
                 }
             }
         }
+    }
+
+    /** A failure after a stream's 200 went out: the stream's error event says it; metrics and the audit count it. */
+    private void streamFailed(Request request, RuntimeException e) {
+        metrics.apiError(Audit.codeOf(e));
+        Audit.failed(request, Audit.codeOf(e));
     }
 
     // ---- images ----
@@ -380,6 +431,7 @@ public final class ApiHandler extends Handler.Abstract {
                 if (stream.abandonIfUnstarted()) {
                     throw e;
                 }
+                streamFailed(request, e);
                 stream.failed(failure(request, e).body(), callback);
                 return;
             }
@@ -490,6 +542,7 @@ public final class ApiHandler extends Handler.Abstract {
                 if (stream.abandonIfUnstarted()) {
                     throw e;
                 }
+                streamFailed(request, e);
                 stream.failed(failure(request, e).body(), callback);
                 return;
             }
@@ -612,7 +665,7 @@ public final class ApiHandler extends Handler.Abstract {
         long pingMillis = Math.max(50, limits.idleTimeout().toMillis() / 3);
         boolean upgraded;
         try {
-            upgraded = websockets.upgrade((upReq, upResp, upCb) -> new ExecSocket(sb, pinger, pingMillis),
+            upgraded = websockets.upgrade((upReq, upResp, upCb) -> new ExecSocket(sb, pinger, pingMillis, execBytes),
                     request, response, callback);
         } catch (RuntimeException e) {
             throw e;
@@ -636,6 +689,7 @@ public final class ApiHandler extends Handler.Abstract {
             byte[] buf = new byte[COPY_CHUNK];
             for (int n; (n = in.read(buf)) >= 0; ) {
                 out.write(buf, 0, n); // blocks while the client is slow: the engine's window holds the rest
+                fileBytes.out(n);
             }
             out.close();
         }
@@ -649,7 +703,11 @@ public final class ApiHandler extends Handler.Abstract {
         }
         try (BodyStream body = new BodyStream(Content.Source.asInputStream(request), limits.maxUploadBytes(),
                 "the upload", limits.idleTimeout().toNanos(), limits.minUploadRate())) {
-            sb.files().write(path, body); // streamed in chunks; aborted (no file left) if the body fails
+            try {
+                sb.files().write(path, body); // streamed in chunks; aborted (no file left) if the body fails
+            } finally {
+                fileBytes.in(body.count());
+            }
         }
         request.setAttribute(BODY_READ, Boolean.TRUE);
         noContent(response, callback);

@@ -57,9 +57,12 @@ public final class ExecSocket implements Session.Listener {
     private final ExecutorService stdinWriter;
     private volatile ScheduledFuture<?> pings;
     private volatile boolean stdinClosed;
+    private final Metrics.Bytes bytes;
 
-    public ExecSocket(Sandbox sandbox, ScheduledExecutorService pinger, long pingMillis) {
+    /** @param bytes counts stdin into the sandbox and stdout and stderr out of it */
+    public ExecSocket(Sandbox sandbox, ScheduledExecutorService pinger, long pingMillis, Metrics.Bytes bytes) {
         this.sandbox = sandbox;
+        this.bytes = bytes;
         this.pinger = pinger;
         this.pingMillis = pingMillis;
         // Its one thread is created with the first stdin chunk; demand-driven, so it never queues more than one.
@@ -169,6 +172,7 @@ public final class ExecSocket implements Session.Listener {
                 try {
                     p.stdin().write(data); // blocks while the command's stdin window is full
                     p.stdin().flush();
+                    bytes.in(data.length);
                 } catch (IOException | SandboxException e) {
                     // The command closed its stdin or ended: drop the data, as a pipe would with EPIPE.
                 }
@@ -193,6 +197,7 @@ public final class ExecSocket implements Session.Listener {
                     session.sendBinary(ByteBuffer.wrap(buf, 0, n + 1),
                             Callback.from(() -> sent.complete(null), sent::completeExceptionally));
                     sent.get(); // one chunk in flight per stream: the client's pace is the command's pace
+                    bytes.out(n);
                 }
             }
         } catch (IOException | SandboxException e) {

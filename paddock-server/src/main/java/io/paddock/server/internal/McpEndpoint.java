@@ -44,7 +44,8 @@ public final class McpEndpoint extends Handler.Wrapper {
     private final PortApi ports;
     private final McpServers.Http http;
 
-    public McpEndpoint(AuthGuard auth, Tenancy tenancy, CodeRegistry code, PortApi ports, String version, long maxRequestBytes) {
+    public McpEndpoint(AuthGuard auth, Tenancy tenancy, CodeRegistry code, PortApi ports, Audit audit, String version,
+                       long maxRequestBytes) {
         this.ports = ports;
         this.http = McpServers.http(version, request -> {
             Object scope = request.getAttribute(SCOPE);
@@ -58,7 +59,7 @@ public final class McpEndpoint extends Handler.Wrapper {
         ServletHolder servlet = new ServletHolder("mcp", http.servlet());
         servlet.setAsyncSupported(true);
         context.addServlet(servlet, PATH);
-        FilterHolder filter = new FilterHolder(new Guard(auth, tenancy, code));
+        FilterHolder filter = new FilterHolder(new Guard(auth, tenancy, code, audit));
         filter.setAsyncSupported(true);
         context.addFilter(filter, PATH, EnumSet.of(DispatcherType.REQUEST));
         setHandler(context);
@@ -97,12 +98,14 @@ public final class McpEndpoint extends Handler.Wrapper {
         private final AuthGuard auth;
         private final Tenancy tenancy;
         private final CodeRegistry code;
+        private final Audit audit;
         private final Map<String, Caller> owners = new ConcurrentHashMap<>();
 
-        Guard(AuthGuard auth, Tenancy tenancy, CodeRegistry code) {
+        Guard(AuthGuard auth, Tenancy tenancy, CodeRegistry code, Audit audit) {
             this.auth = auth;
             this.tenancy = tenancy;
             this.code = code;
+            this.audit = audit;
         }
 
         private static void error(HttpServletResponse response, int status, ErrorCode code, String message) throws IOException {
@@ -138,10 +141,13 @@ public final class McpEndpoint extends Handler.Wrapper {
                     return;
                 }
             }
+            String remote = request.getRemoteAddr();
+            String requestId = request.getHeader("X-Request-Id");
             request.setAttribute(SCOPE, new Scope(new TenantPaddock(tenancy, caller), info -> tenancy.view(caller, info), sb -> {
                 code.release(sb.id()); // its code contexts and shells end first, as on DELETE /v1/sandboxes/{id}
                 sb.destroy();
-            }, code::interpreter)); // the REST API's interpreter: a context made over MCP is listed there too
+            }, code::interpreter, // the REST API's interpreter: a context made over MCP is listed there too
+                    (tool, sandbox, failure, took) -> audit.tool(caller, remote, requestId, tool, sandbox, failure, took)));
             chain.doFilter(req, res);
             if (session == null) {
                 String opened = response.getHeader(SESSION_HEADER); // an initialize answers synchronously, with its id

@@ -17,6 +17,8 @@ public enum Route {
     HEALTH("GET", "/v1/health"),
     VERSION("GET", "/v1/version"),
     OPENAPI("GET", "/v1/openapi.json"),
+    METRICS("GET", "/metrics"),
+    AUDIT("GET", "/v1/audit"),
     CREATE_SANDBOX("POST", "/v1/sandboxes"),
     LIST_SANDBOXES("GET", "/v1/sandboxes"),
     GET_SANDBOX_BY_NAME("GET", "/v1/sandboxes/by-name/{name}"),
