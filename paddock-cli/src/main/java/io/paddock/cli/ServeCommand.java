@@ -78,6 +78,11 @@ final class ServeCommand implements Callable<Integer> {
             description = "kubernetes tier: run pods in user namespaces of their own (hostUsers: false; needs Kubernetes 1.30+).")
     boolean kubeUserNamespaces;
 
+    @Option(names = "--kube-adopt",
+            description = {"kubernetes tier: the namespace is this daemon's alone: take over running pods another daemon",
+                    "started and this one has no record of (its data directory was lost), from their annotations."})
+    boolean kubeAdopt;
+
     @Option(names = "--pool", paramLabel = "KEY=VALUE,...",
             description = {"A warm pool: sandboxes of one shape created ahead, so that creates with that shape take",
                     "milliseconds. Keys: size (default 4), refill (creations at once, 2), max-idle (10m), and the shape:",
@@ -133,7 +138,8 @@ final class ServeCommand implements Callable<Integer> {
                 .runtimeOption("kubernetes.defaultImage", kubeDefaultImage)
                 .runtimeOption("kubernetes.runtimeClass", kubeRuntimeClass)
                 .runtimeOption("kubernetes.startTimeout", kubeStartTimeout)
-                .runtimeOption("kubernetes.userNamespaces", kubeUserNamespaces ? "true" : null);
+                .runtimeOption("kubernetes.userNamespaces", kubeUserNamespaces ? "true" : null)
+                .runtimeOption("kubernetes.adopt", kubeAdopt ? "true" : null);
         options.dnsUpstream(dnsUpstream);
         allowPrivate.forEach(options::allowPrivate);
         options.egressTrust(egressTrust == null ? null : egressTrust.toAbsolutePath());

@@ -38,6 +38,25 @@ public interface SandboxRuntime {
     String describe();
 
     /**
+     * Hands a running sandbox that another engine started over to the engine {@code owner}, which has no record
+     * of it (a daemon that lost its data directory): marks it as {@code owner}'s and answers what the tier
+     * records of it. Empty when the tier records nothing of its own (runc, runsc: the engine's store is the only
+     * record), is not set to hand sandboxes over, or the sandbox is not a daemon's or not running.
+     */
+    default java.util.Optional<RecordedSandbox> handOver(SandboxId id, String owner) {
+        return java.util.Optional.empty();
+    }
+
+    /**
+     * The engine's record of a running sandbox changed after it started (a pooled sandbox was claimed with the
+     * caller's labels, name and lifetime; its labels were updated): a tier that records sandboxes itself (for
+     * {@link #handOver}) records the new spec, without secrets, and creation time. Best effort: the engine's own
+     * store stays the record.
+     */
+    default void respecified(SandboxId id, SandboxSpec spec, java.time.Instant createdAt) {
+    }
+
+    /**
      * What the sandbox uses now, from the host's counters (its cgroup); empty when it has none here (it is not
      * running on this host) or the tier does not count.
      */

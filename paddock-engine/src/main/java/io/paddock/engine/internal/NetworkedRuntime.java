@@ -96,6 +96,16 @@ final class NetworkedRuntime implements SandboxRuntime {
     }
 
     @Override
+    public Optional<io.paddock.runtime.RecordedSandbox> handOver(SandboxId id, String owner) {
+        return tier.handOver(id, owner);
+    }
+
+    @Override
+    public void respecified(SandboxId id, SandboxSpec spec, java.time.Instant createdAt) {
+        tier.respecified(id, spec, createdAt);
+    }
+
+    @Override
     public String describe() {
         return tier.describe();
     }

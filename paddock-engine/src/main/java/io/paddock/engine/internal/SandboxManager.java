@@ -225,6 +225,9 @@ final class SandboxManager implements AutoCloseable {
             InitClient client = warm != null ? warm.client() : InitClient.attach(rt.fromInit(), rt.toInit(), nonce, ATTACH_TIMEOUT, id.value());
             client.setDeadline(Duration.ofNanos(deadline - System.nanoTime()).plus(INIT_DEADLINE_GRACE));
             store.updateState(id, SandboxState.RUNNING, null);
+            if (warm != null) {
+                respecified(runtime, sb);
+            }
             sb.running(rt, client);
             deadlines.put(id, timers.schedule(() -> expire(sb), deadline - System.nanoTime(), TimeUnit.NANOSECONDS));
             scheduleIdleCheck(sb, spec.idleTimeout().orElse(null));
@@ -554,6 +557,17 @@ final class SandboxManager implements AutoCloseable {
                 LOG.log(System.Logger.Level.WARNING, "cannot record the new labels of " + sb.id()
                         + " (they hold until a restart): " + e.getMessage());
             }
+            respecified(runtimeFor(sb), sb);
+        }
+    }
+
+    /** Tells a tier that records sandboxes itself what the engine now records of {@code sb}; a failure is logged. */
+    private static void respecified(SandboxRuntime runtime, ManagedSandbox sb) {
+        try {
+            runtime.respecified(sb.id(), sb.spec(), sb.createdAt());
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "the " + runtime.name() + " tier could not record the new spec of "
+                    + sb.id() + " (a daemon that lost its store would take it over as it was): " + e.getMessage());
         }
     }
 
@@ -883,7 +897,41 @@ final class SandboxManager implements AutoCloseable {
             }
         }
         for (SandboxRuntime runtime : runtimes.all()) {
+            adoptHandedOver(runtime, known);
             removeUnrecorded(runtime, known);
+        }
+    }
+
+    /**
+     * Sandboxes a tier records by itself (a pod's annotations) and this engine has no row for, started by another
+     * daemon, which the tier is set to hand over: they become this engine's, recorded from what the tier holds (their
+     * spec without secrets, which never leave the store; their lifetime from their creation), then re-attached as
+     * any running sandbox is.
+     */
+    private void adoptHandedOver(SandboxRuntime runtime, java.util.Set<SandboxId> known) {
+        for (RuntimeRecord rec : runtime.records()) {
+            if (known.contains(rec.id()) || rec.owner().equals(identity.token())) {
+                continue;
+            }
+            Optional<io.paddock.runtime.RecordedSandbox> handed;
+            try {
+                handed = runtime.handOver(rec.id(), identity.token());
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "could not take over " + rec.id() + ": " + e.getMessage());
+                continue;
+            }
+            if (handed.isEmpty()) {
+                continue;
+            }
+            SandboxSpec spec = handed.get().spec();
+            Instant wall = handed.get().createdAt().plus(spec.timeout());
+            // No monotonic reading survives another engine: the wall clock tells the time left.
+            SandboxStore.Row row = new SandboxStore.Row(rec.id(), spec, identity.token(), SandboxState.RUNNING,
+                    Optional.empty(), handed.get().createdAt(), new Deadlines.Deadline(wall, 0, ""), 0, Optional.empty());
+            store.insert(row);
+            known.add(rec.id());
+            LOG.log(System.Logger.Level.INFO, "taking over " + rec.id() + " from " + rec.owner() + " (no record of it here)");
+            adopt(row);
         }
     }
 

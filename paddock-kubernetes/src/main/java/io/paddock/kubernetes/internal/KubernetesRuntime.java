@@ -453,6 +453,57 @@ public final class KubernetesRuntime implements SandboxRuntime {
         return out;
     }
 
+    /**
+     * With {@code kubernetes.adopt} (the namespace is one daemon's): a running pod another daemon started becomes
+     * {@code owner}'s (its owner annotations are rewritten), and its spec and creation time come from its
+     * annotations. A process's sandbox (an embedded engine's) is never taken: its engine takes it with it.
+     */
+    @Override
+    public Optional<io.paddock.runtime.RecordedSandbox> handOver(SandboxId id, String owner) {
+        if (!settings.adopt()) {
+            return Optional.empty();
+        }
+        String name = PodRenderer.podName(id);
+        Pod pod = call("read the pod of " + id, () -> client.pods().inNamespace(namespace).withName(name).get());
+        if (pod == null || !running(pod)) {
+            return Optional.empty();
+        }
+        Map<String, String> a = Optional.ofNullable(pod.getMetadata().getAnnotations()).orElse(Map.of());
+        String previous = a.getOrDefault(PodRenderer.ANNOTATION_OWNER, "");
+        if (!previous.startsWith("daemon:") || previous.equals(owner) || !a.containsKey(PodRenderer.ANNOTATION_SPEC)) {
+            return Optional.empty();
+        }
+        SandboxSpec spec = io.paddock.wire.Wire.spec(readTree(a.get(PodRenderer.ANNOTATION_SPEC))).toBuilder()
+                .runtime(NAME).build();
+        Instant created;
+        try {
+            created = Instant.parse(a.getOrDefault(PodRenderer.ANNOTATION_CREATED, ""));
+        } catch (java.time.format.DateTimeParseException e) {
+            created = Instant.now();
+        }
+        Map<String, String> mine = new LinkedHashMap<>(a);
+        mine.put(PodRenderer.ANNOTATION_OWNER, owner);
+        mine.put(PodRenderer.ANNOTATION_OWNER_HOST, hostName);
+        call("take over the pod of " + id, () -> client.pods().inNamespace(namespace).withName(name).edit(p -> {
+            p.getMetadata().setAnnotations(mine);
+            return p;
+        }));
+        return Optional.of(new io.paddock.runtime.RecordedSandbox(spec, created));
+    }
+
+    /** The pod's spec and creation annotations follow the engine's record (a claimed pooled pod, new labels). */
+    @Override
+    public void respecified(SandboxId id, SandboxSpec spec, Instant createdAt) {
+        String name = PodRenderer.podName(id);
+        call("record the spec of " + id, () -> client.pods().inNamespace(namespace).withName(name).edit(p -> {
+            Map<String, String> a = new LinkedHashMap<>(Optional.ofNullable(p.getMetadata().getAnnotations()).orElse(Map.of()));
+            a.put(PodRenderer.ANNOTATION_SPEC, stripSecrets(spec));
+            a.put(PodRenderer.ANNOTATION_CREATED, createdAt.toString());
+            p.getMetadata().setAnnotations(a);
+            return p;
+        }));
+    }
+
     private String ownerSeenHere(String owner, String host) {
         return owner.startsWith("daemon:") || host.equals(hostName) ? owner : "";
     }

@@ -21,16 +21,19 @@ import java.util.regex.Pattern;
  * @param kubeconfig    a kubeconfig file, overriding the standard places
  * @param userNamespaces whether pods run in their own user namespace ({@code hostUsers: false}); the spec's
  *                      {@code pids} is enforced per pod only then (RLIMIT_NPROC counts per user namespace)
+ * @param adopt         whether the namespace is this daemon's alone, so that it takes over running pods another
+ *                      daemon started and it has no record of (one that lost its data directory), from their
+ *                      labels and annotations
  */
 public record KubernetesSettings(Optional<String> namespace, String initImage, String defaultImage,
                                  Optional<String> runtimeClass, Duration startTimeout, Optional<String> master,
-                                 Optional<String> kubeconfig, boolean userNamespaces) {
+                                 Optional<String> kubeconfig, boolean userNamespaces, boolean adopt) {
     public static final String PREFIX = "kubernetes.";
     public static final String DEFAULT_INIT_IMAGE = "ghcr.io/paddock/paddock-init:0.1.0";
     public static final String DEFAULT_IMAGE = "python:3.12-slim-bookworm";
     public static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(120);
     private static final Set<String> KEYS = Set.of("namespace", "initImage", "defaultImage", "runtimeClass",
-            "startTimeout", "master", "kubeconfig", "userNamespaces");
+            "startTimeout", "master", "kubeconfig", "userNamespaces", "adopt");
     private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?");
     private static final Pattern DNS_SUBDOMAIN =
             Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*");
@@ -67,13 +70,14 @@ public record KubernetesSettings(Optional<String> namespace, String initImage, S
         return new KubernetesSettings(opt(options, "namespace"), options.getOrDefault(PREFIX + "initImage", DEFAULT_INIT_IMAGE),
                 options.getOrDefault(PREFIX + "defaultImage", DEFAULT_IMAGE), opt(options, "runtimeClass"), start,
                 opt(options, "master"), opt(options, "kubeconfig"),
-                Boolean.parseBoolean(options.getOrDefault(PREFIX + "userNamespaces", "false")));
+                Boolean.parseBoolean(options.getOrDefault(PREFIX + "userNamespaces", "false")),
+                Boolean.parseBoolean(options.getOrDefault(PREFIX + "adopt", "false")));
     }
 
     /** The same settings in namespace {@code ns}. */
     public KubernetesSettings inNamespace(String ns) {
         return new KubernetesSettings(Optional.of(ns), initImage, defaultImage, runtimeClass, startTimeout, master,
-                kubeconfig, userNamespaces);
+                kubeconfig, userNamespaces, adopt);
     }
 
     private static Optional<String> opt(Map<String, String> options, String key) {
