@@ -66,13 +66,8 @@ final class ExecCommand implements Callable<Integer> {
         try (Paddock paddock = connection.connect()) {
             Sandbox sb = Connection.find(paddock, sandbox);
             try (ExecProcess process = sb.start(request)) {
-                if (!tty) {
-                    return Streaming.attach(process, interactive, limit, null);
-                }
-                try (here) {
-                    here.attach(process);
-                    return Streaming.attach(process, interactive || here.attached(), limit, null);
-                }
+                return tty ? Streaming.attachTerminal(process, here, interactive, limit, null)
+                        : Streaming.attach(process, interactive, limit, null);
             }
         }
     }

@@ -36,7 +36,8 @@ import java.util.concurrent.Callable;
                 "  paddock run --lang python --code 'print(6*7)'",
                 "  paddock run --lang python --artifacts out --code 'import matplotlib.pyplot as plt; plt.plot([1, 3]); plt.show()'",
                 "  paddock run --lang c --code - < main.c",
-                "  echo data | paddock run -i -- wc -c"})
+                "  echo data | paddock run -i -- wc -c",
+                "  paddock run -t --image python:3.12 -- python3"})
 final class RunCommand implements Callable<Integer> {
     /** The sandbox outlives the command's own timeout a little, so the command's timeout is what fires. */
     static final Duration LIFETIME_GRACE = Duration.ofSeconds(30);
@@ -55,6 +56,10 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = {"-i", "--interactive"}, description = "Forward this process's stdin to the command.")
     boolean interactive;
+
+    @Option(names = {"-t", "--tty"}, description = {"Run the command on a terminal of this terminal's size: an interactive",
+            "shell, colours, Ctrl-C. With a terminal here, stdin is forwarded and keys go to the command raw."})
+    boolean tty;
 
     @ArgGroup(exclusive = false)
     Code code;
@@ -89,12 +94,16 @@ final class RunCommand implements Callable<Integer> {
         if (command.isEmpty()) {
             throw SandboxException.invalid("command", "no command given; usage: paddock run [OPTIONS] -- CMD [ARG...]");
         }
-        ExecRequest request = ExecRequest.builder().argv(command).timeout(limit).outputLimit(ExecRequest.UNLIMITED).build();
+        LocalTerminal here = LocalTerminal.current();
+        ExecRequest request = ExecRequest.builder().argv(command).timeout(limit).outputLimit(ExecRequest.UNLIMITED)
+                .terminal(tty ? here.size() : null).build();
         quietEngineLogging();
         try (Paddock paddock = Paddock.local(localOptions());
              Sandbox sandbox = paddock.create(sandboxSpec);
              ExecProcess process = sandbox.start(request)) {
-            return Streaming.attach(process, interactive, limit, sandboxSpec.memory().toString());
+            String memory = sandboxSpec.memory().toString();
+            return tty ? Streaming.attachTerminal(process, here, interactive, limit, memory)
+                    : Streaming.attach(process, interactive, limit, memory);
         }
     }
 

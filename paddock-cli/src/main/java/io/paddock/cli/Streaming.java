@@ -38,6 +38,18 @@ final class Streaming {
         return ExitCodes.of(status);
     }
 
+    /**
+     * As {@link #attach}, for a command started on a terminal of {@code here}'s size: {@code here} is in raw mode
+     * meanwhile, passes its size changes on, and stdin is forwarded whenever it is a terminal.
+     */
+    static int attachTerminal(ExecProcess process, LocalTerminal here, boolean interactive, Duration timeout,
+                              String memory) throws InterruptedException {
+        try (here) {
+            here.attach(process);
+            return attach(process, interactive || here.attached(), timeout, memory);
+        }
+    }
+
     static void explain(ExitStatus status, Duration limit, String memory) {
         PrintStream err = System.err;
         switch (status.outcome()) {

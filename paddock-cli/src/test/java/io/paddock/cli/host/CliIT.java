@@ -135,6 +135,11 @@ class CliIT {
         assertThat(code.err()).isEqualTo("err\n");
         assertThat(paddock("run", "--image", "host", "--lang", "python", "--code", "print(6*7)").out()).isEqualTo("42\n");
         assertThat(paddock(Map.of(), "from stdin", "run", "-i", "--", "cat").out()).isEqualTo("from stdin");
+        // -t: a terminal of $COLUMNS x $LINES when there is none here; one stream, the terminal's line endings
+        Result tty = paddock(Map.of("COLUMNS", "90", "LINES", "33"), null, "run", "-t", "--", "sh", "-c",
+                "stty size; echo err >&2; test -t 0 && exit 3");
+        assertThat(tty.out()).isEqualTo("33 90\r\nerr\r\n");
+        assertThat(tty.code()).isEqualTo(3);
     }
 
     @Test
