@@ -633,7 +633,6 @@ static int open_pty(const struct spawn_req *s, int *master, int *slave)
     }
     /* The device stays root's (the init has no CAP_CHOWN), as envd's terminals are; the command uses it
      * through the descriptors it is given. */
-    (void)s;
     struct winsize ws = {(unsigned short)s->rows, (unsigned short)s->cols, 0, 0};
     if (ioctl(m, TIOCSWINSZ, &ws) < 0)
         logmsg("pty: TIOCSWINSZ: %s", strerror(errno));

@@ -458,7 +458,7 @@ public abstract class SandboxContractTest {
     }
 
     @Test
-    void usageCountsMemoryCpuAndTasks() {
+    void usageCountsMemoryCpuAndTasks() throws Exception {
         Sandbox sb = create();
         if (!tier().countsUsage()) {
             try {
@@ -471,7 +471,10 @@ public abstract class SandboxContractTest {
         }
         try {
             assertThat(sb.exec("sh", "-c", "head -c 48m /dev/zero > /tmp/fill").exitCode()).isZero(); // in memory
-            try (ExecProcess sleeper = sb.start(ExecRequest.builder().argv("sleep", "60").build())) {
+            try (ExecProcess sleeper = sb.start(ExecRequest.builder().argv("sh", "-c", "echo up; exec sleep 60").build())) {
+                // start() returns once the command is asked for, not once it runs: its first line says it does.
+                assertThat(new BufferedReader(new InputStreamReader(sleeper.stdout(), StandardCharsets.UTF_8)).readLine())
+                        .isEqualTo("up");
                 io.paddock.ResourceUsage u = sb.usage();
                 assertThat(u.memory().bytes()).as("memory, with 48 MiB in its /tmp").isGreaterThanOrEqualTo(40L << 20);
                 assertThat(u.memoryLimit()).as("the enforced limit")
