@@ -278,8 +278,9 @@ void exec_tracking_init(void)
     }
 }
 
-/* SIGKILLs every process in the exec's cgroup until none is left alive; bounded like kill_tree. */
-static void cg_kill(const char *cg)
+/* SIGKILLs every process in the exec's cgroup but keep (its shim, which joined the cgroup to be born there
+ * and must live to report the exit) until none is left alive; bounded like kill_tree. */
+static void cg_kill(const char *cg, pid_t keep)
 {
     char path[128];
     snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
@@ -292,7 +293,7 @@ static void cg_kill(const char *cg)
             char name[16];
             struct procent pe;
             snprintf(name, sizeof(name), "%d", pid);
-            if (pid <= 1 || (read_stat(name, &pe) == 0 && (pe.state == 'Z' || pe.state == 'X')))
+            if (pid <= 1 || pid == keep || (read_stat(name, &pe) == 0 && (pe.state == 'Z' || pe.state == 'X')))
                 continue;
             alive++;
             kill(pid, SIGKILL);
@@ -316,7 +317,7 @@ static void exec_kill(struct exec *e)
     if (e->shim_alive || sid > 0)
         kill_tree(e->shim_alive ? e->shim_pid : -1, sid);
     if (e->cg[0])
-        cg_kill(e->cg);
+        cg_kill(e->cg, e->shim_alive ? e->shim_pid : 0);
 }
 
 void exec_kill_all(void)

@@ -285,6 +285,21 @@ public abstract class SandboxContractTest {
         }
     }
 
+    /** A kill that arrives before the command has even started still reads as a kill, never as a failed start. */
+    @Test
+    void aCommandKilledAtOnceIsReportedKilled() {
+        try (Sandbox sb = create()) {
+            for (int i = 0; i < 20; i++) {
+                try (ExecProcess p = sb.start(ExecRequest.builder().argv("sleep", "600").build())) {
+                    p.kill();
+                    ExitStatus s = p.awaitExit(Duration.ofSeconds(10)).orElseThrow();
+                    assertThat(s.outcome()).as("round %d: %s", i, s).isEqualTo(ExitStatus.Outcome.SIGNALED);
+                    assertThat(s.signal()).isEqualTo(9);
+                }
+            }
+        }
+    }
+
     @Test
     void largeOutputStreamsCompletelyWithBackpressure() throws Exception {
         try (Sandbox sb = create();
