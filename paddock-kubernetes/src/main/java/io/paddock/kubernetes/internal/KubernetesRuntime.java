@@ -374,13 +374,20 @@ public final class KubernetesRuntime implements SandboxRuntime {
         NetworkPolicy np = PodRenderer.networkPolicy(plan);
         call("replace the network policy of " + id, () -> client.network().v1().networkPolicies().inNamespace(namespace)
                 .resource(np).createOr(existing -> existing.update()));
-        Map<String, String> a = new LinkedHashMap<>(pod.getMetadata().getAnnotations());
-        a.put(PodRenderer.ANNOTATION_SPEC, stripSecrets(spec));
-        call("record the network policy of " + id, () -> client.pods().inNamespace(namespace)
-                .withName(PodRenderer.podName(id)).edit(p -> {
-                    p.getMetadata().setAnnotations(a);
-                    return p;
-                }));
+        annotate(id, "record the network policy", Map.of(PodRenderer.ANNOTATION_SPEC, stripSecrets(spec)));
+    }
+
+    /**
+     * Puts {@code changes} into the pod's annotations as the API has them when the edit applies, so that edits of
+     * different keys (a new policy, a claim, a take-over) never undo each other.
+     */
+    private void annotate(SandboxId id, String what, Map<String, String> changes) {
+        call(what + " of " + id, () -> client.pods().inNamespace(namespace).withName(PodRenderer.podName(id)).edit(p -> {
+            Map<String, String> a = new LinkedHashMap<>(Optional.ofNullable(p.getMetadata().getAnnotations()).orElse(Map.of()));
+            a.putAll(changes);
+            p.getMetadata().setAnnotations(a);
+            return p;
+        }));
     }
 
     private static String stripSecrets(SandboxSpec spec) {
@@ -481,27 +488,15 @@ public final class KubernetesRuntime implements SandboxRuntime {
         } catch (java.time.format.DateTimeParseException e) {
             created = Instant.now();
         }
-        Map<String, String> mine = new LinkedHashMap<>(a);
-        mine.put(PodRenderer.ANNOTATION_OWNER, owner);
-        mine.put(PodRenderer.ANNOTATION_OWNER_HOST, hostName);
-        call("take over the pod of " + id, () -> client.pods().inNamespace(namespace).withName(name).edit(p -> {
-            p.getMetadata().setAnnotations(mine);
-            return p;
-        }));
+        annotate(id, "take over the pod", Map.of(PodRenderer.ANNOTATION_OWNER, owner, PodRenderer.ANNOTATION_OWNER_HOST, hostName));
         return Optional.of(new io.paddock.runtime.RecordedSandbox(spec, created));
     }
 
     /** The pod's spec and creation annotations follow the engine's record (a claimed pooled pod, new labels). */
     @Override
     public void respecified(SandboxId id, SandboxSpec spec, Instant createdAt) {
-        String name = PodRenderer.podName(id);
-        call("record the spec of " + id, () -> client.pods().inNamespace(namespace).withName(name).edit(p -> {
-            Map<String, String> a = new LinkedHashMap<>(Optional.ofNullable(p.getMetadata().getAnnotations()).orElse(Map.of()));
-            a.put(PodRenderer.ANNOTATION_SPEC, stripSecrets(spec));
-            a.put(PodRenderer.ANNOTATION_CREATED, createdAt.toString());
-            p.getMetadata().setAnnotations(a);
-            return p;
-        }));
+        annotate(id, "record the spec", Map.of(PodRenderer.ANNOTATION_SPEC, stripSecrets(spec),
+                PodRenderer.ANNOTATION_CREATED, createdAt.toString()));
     }
 
     private String ownerSeenHere(String owner, String host) {
