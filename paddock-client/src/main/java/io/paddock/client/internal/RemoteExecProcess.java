@@ -8,6 +8,7 @@ import io.paddock.ExitStatus;
 import io.paddock.SandboxException;
 import io.paddock.Signal;
 import io.paddock.TerminalSize;
+import io.paddock.internal.Workers;
 import io.paddock.wire.Wire;
 
 import java.io.IOException;
@@ -70,7 +71,7 @@ final class RemoteExecProcess implements ExecProcess, WebSocket.Listener {
     private final Stdin stdin = new Stdin();
     private final CompletableFuture<ExitStatus> exit = new CompletableFuture<>();
     /** What callers get: dependent actions run off the WebSocket's threads. */
-    private final CompletableFuture<ExitStatus> publicExit = exit.thenApplyAsync(s -> s);
+    private final CompletableFuture<ExitStatus> publicExit = exit.thenApplyAsync(s -> s, Workers.pool());
 
     private final ReentrantLock sendLock = new ReentrantLock();
     /** The last send started; the next waits for it (guarded by sendLock). */

@@ -13,6 +13,7 @@ import io.paddock.SandboxInfo;
 import io.paddock.SandboxLogs;
 import io.paddock.SandboxSpec;
 import io.paddock.SandboxState;
+import io.paddock.internal.Workers;
 import io.paddock.wire.Wire;
 
 import java.io.IOException;
@@ -99,15 +100,13 @@ final class RemoteSandbox implements Sandbox {
     private ExecResult collect(ExecRequest request) {
         try (ExecProcess p = start(request)) {
             CompletableFuture<byte[]> err = new CompletableFuture<>();
-            Thread t = new Thread(() -> {
+            Workers.pool().execute(() -> {
                 try {
                     err.complete(p.stderr().readAllBytes());
                 } catch (IOException | RuntimeException e) {
                     err.completeExceptionally(e);
                 }
-            }, "paddock-client-exec-stderr");
-            t.setDaemon(true);
-            t.start();
+            });
             byte[] out;
             try {
                 out = p.stdout().readAllBytes();

@@ -6,6 +6,7 @@ import io.paddock.ExitStatus;
 import io.paddock.SandboxException;
 import io.paddock.Signal;
 import io.paddock.TerminalSize;
+import io.paddock.internal.Workers;
 
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -39,7 +40,7 @@ public final class InitExec implements ExecProcess, InitClient.Handler {
     private final OutputStream stdin = new Stdin();
     private final CompletableFuture<ExitStatus> exit = new CompletableFuture<>();
     /** What callers get: dependent actions run off the reader thread. */
-    private final CompletableFuture<ExitStatus> publicExit = exit.thenApplyAsync(s -> s);
+    private final CompletableFuture<ExitStatus> publicExit = exit.thenApplyAsync(s -> s, Workers.pool());
     private final AtomicBoolean released = new AtomicBoolean();
     private final AtomicBoolean stdinCloseSent = new AtomicBoolean();
 

@@ -9,6 +9,7 @@ import io.paddock.ExitStatus;
 import io.paddock.Sandbox;
 import io.paddock.SandboxException;
 import io.paddock.Signal;
+import io.paddock.internal.Workers;
 import io.paddock.wire.Wire;
 import org.eclipse.jetty.websocket.api.Callback;
 import org.eclipse.jetty.websocket.api.Session;
@@ -19,8 +20,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -54,7 +54,7 @@ public final class ExecSocket implements Session.Listener {
     private final AtomicBoolean ended = new AtomicBoolean();
     private volatile Session session;
     private volatile ExecProcess process;
-    private final ExecutorService stdinWriter;
+    private volatile Future<?> stdinWrite;
     private volatile ScheduledFuture<?> pings;
     private volatile boolean stdinClosed;
     private final Metrics.Bytes bytes;
@@ -66,7 +66,6 @@ public final class ExecSocket implements Session.Listener {
         this.pinger = pinger;
         this.pingMillis = pingMillis;
         // Its one thread is created with the first stdin chunk; demand-driven, so it never queues more than one.
-        this.stdinWriter = Executors.newSingleThreadExecutor(daemon("paddock-ws-stdin"));
     }
 
     @Override
@@ -116,19 +115,20 @@ public final class ExecSocket implements Session.Listener {
         started.put("type", "started");
         started.put("exec_id", p.id());
         session.sendText(Json.text(started), Callback.NOOP);
-        Thread err = daemon("paddock-ws-stderr-" + p.id()).newThread(() -> pump(p.stderr(), STDERR));
-        Thread out = daemon("paddock-ws-stdout-" + p.id()).newThread(() -> {
+        // Pooled threads: starting two threads per exec cost more CPU than the rest of the stream.
+        Future<?> err = Workers.pool().submit(() -> pump(p.stderr(), STDERR));
+        Workers.pool().execute(() -> {
             pump(p.stdout(), STDOUT);
             try {
-                err.join();
+                err.get();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return;
+            } catch (ExecutionException e) {
+                LOG.log(System.Logger.Level.DEBUG, "stderr pump failed", e.getCause());
             }
             finish(p);
         });
-        err.start();
-        out.start();
     }
 
     private void control(String text) {
@@ -167,7 +167,8 @@ public final class ExecSocket implements Session.Listener {
         byte[] data = new byte[payload.remaining() - 1];
         payload.position(payload.position() + 1).get(data);
         callback.succeed();
-        stdinWriter.execute(() -> {
+        // One write at a time: the next frame is asked for (demand) only once this one is written.
+        stdinWrite = Workers.pool().submit(() -> {
             if (!stdinClosed && data.length > 0) {
                 try {
                     p.stdin().write(data); // blocks while the command's stdin window is full
@@ -283,14 +284,9 @@ public final class ExecSocket implements Session.Listener {
                 LOG.log(System.Logger.Level.DEBUG, "closing exec failed", e);
             }
         }
-        stdinWriter.shutdownNow();
-    }
-
-    private static java.util.concurrent.ThreadFactory daemon(String name) {
-        return r -> {
-            Thread t = new Thread(r, name);
-            t.setDaemon(true);
-            return t;
-        };
+        Future<?> w = stdinWrite;
+        if (w != null) {
+            w.cancel(true); // a write blocked on a full stdin window
+        }
     }
 }
