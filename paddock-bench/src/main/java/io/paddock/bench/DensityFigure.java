@@ -176,7 +176,6 @@ final class DensityFigure {
     }
 
     /** Used memory (KiB), the median of five readings 200 ms apart. */
-
     private static long usedNow() throws InterruptedException {
         long[] v = new long[5];
         for (int i = 0; i < v.length; i++) {

@@ -59,7 +59,6 @@ final class Sampling {
     }
 
     /** Runs op on `threads` threads for `seconds`; returns operations per second. */
-
     static double rate(int threads, double seconds, Op op) throws Exception {
         AtomicLong count = new AtomicLong();
         AtomicBoolean stop = new AtomicBoolean();
@@ -89,7 +88,6 @@ final class Sampling {
     }
 
     /** Measures a peer, or records it as "unavailable: reason"; returns its stats or null. */
-
     static Stats peer(Figure f, String name, int n, Sample s, String missing) {
         if (missing != null) {
             f.peers.put(name, "unavailable: " + missing);
@@ -119,8 +117,6 @@ final class Sampling {
         }
         throw new IllegalStateException("the warm pool did not refill within 60 s: " + p.poolStats());
     }
-
-    /** The repository the harness runs from (its python/ holds the Python client's part of P16). */
 
     static long firstByte(Sandbox sb, long t0) throws Exception {
         try (ExecProcess p = sb.start(ExecRequest.builder().argv("/bin/echo", "hi").build())) {
