@@ -77,6 +77,11 @@ public final class Bench {
             return Math.max(min, (int) Math.round((quick() ? quick : full) * scale()));
         }
 
+        /** How many rounds a latency figure's samples are split into (see {@link Rounds}): 3 quick, 5 full. */
+        int rounds() {
+            return quick() ? 3 : 5;
+        }
+
         /** A duration in seconds: the full or the quick one, scaled, at least min. */
         double secs(double full, double quick, double min) {
             return Math.max(min, (quick() ? quick : full) * scale());
@@ -253,6 +258,7 @@ public final class Bench {
             return;
         }
         long t0 = System.nanoTime();
+        double load0 = Host.load1();
         out.printf("measuring %s … (load %s)%n", id, Host.loadavg().split(" ")[0]);
         try {
             step.run();
@@ -267,6 +273,8 @@ public final class Bench {
         Figure f = report.figures.get(id);
         if (f != null) {
             f.seconds = (System.nanoTime() - t0) / 1e9;
+            f.load.add(load0);
+            f.load.add(Host.load1());
         }
     }
 

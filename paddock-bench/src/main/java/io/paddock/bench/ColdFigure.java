@@ -10,7 +10,6 @@ import java.util.Locale;
 import java.util.Map;
 
 import static io.paddock.bench.Sampling.firstByte;
-import static io.paddock.bench.Sampling.peer;
 
 /**
  * P2, create -> first stdout byte, cold (everything made for this request), beside runc, bwrap and podman
@@ -41,23 +40,34 @@ final class ColdFigure {
         Figure f = report.figure("P2", "create -> first stdout byte, cold (everything made for this request)",
                 "p50 <= runc one-shot + 10 ms");
         int samples = n(200, 30, 3);
-        long[] first = new long[samples];
-        long[] destroy = new long[samples];
-        for (int i = 0; i < samples; i++) {
-            long t0 = System.nanoTime();
-            Sandbox sb = p.create(spec);
-            first[i] = firstByte(sb, t0);
-            long t1 = System.nanoTime();
-            sb.destroy();
-            destroy[i] = System.nanoTime() - t1;
+        Rounds rounds = new Rounds(o.rounds());
+        Rounds.Series first = rounds.series();
+        Rounds.Series destroy = rounds.series();
+        Rounds.Peer runcPeer = rounds.peer(f, "runc run one-shot (same bundle settings)", samples, () -> peers.runcOneShot(),
+                peersMissing);
+        Rounds.Peer bwrapPeer = rounds.peer(f, "bwrap one-shot", samples, Peers::bwrapOneShot, missingTools.get("bwrap"));
+        Rounds.Peer podmanPeer = rounds.peer(f, "podman --runtime runc run --rm --network=none (bookworm minbase)",
+                n(100, 10, 2), () -> Peers.podmanOneShot(podmanImage), podmanMissing);
+        for (int r = 0; r < rounds.count(); r++) {
+            rounds.begin(r);
+            for (int i = 0; i < rounds.share(samples, r); i++) {
+                long t0 = System.nanoTime();
+                Sandbox sb = p.create(spec);
+                first.add(r, firstByte(sb, t0));
+                long t1 = System.nanoTime();
+                sb.destroy();
+                destroy.add(r, System.nanoTime() - t1);
+            }
+            runcPeer.round(r);
+            bwrapPeer.round(r);
+            podmanPeer.round(r);
         }
-        Stats cold = Stats.of(first);
+        Stats cold = first.stats();
         f.paddock.put("cold create -> first byte", cold);
-        f.paddock.put("destroy() (not in the figure)", Stats.of(destroy));
-        Stats runc = peer(f, "runc run one-shot (same bundle settings)", samples, () -> peers.runcOneShot(), peersMissing);
-        Stats bwrap = peer(f, "bwrap one-shot", samples, Peers::bwrapOneShot, missingTools.get("bwrap"));
-        Stats podman = peer(f, "podman --runtime runc run --rm --network=none (bookworm minbase)", n(100, 10, 2),
-                () -> Peers.podmanOneShot(podmanImage), podmanMissing);
+        f.paddock.put("destroy() (not in the figure)", destroy.stats());
+        Stats runc = runcPeer.finish();
+        Stats bwrap = bwrapPeer.finish();
+        Stats podman = podmanPeer.finish();
         if (runc != null) {
             f.ratio("Paddock cold / runc one-shot (p50)", cold.p50() / runc.p50());
             f.check("p50 <= runc one-shot + 10 ms", cold.p50() <= runc.p50() + 10_000,
@@ -69,6 +79,7 @@ final class ColdFigure {
         if (podman != null) {
             f.ratio("podman run / Paddock cold (p50)", podman.p50() / cold.p50());
         }
+        f.notes.add(rounds.note());
     }
 
     private int n(int full, int quick, int min) {

@@ -15,7 +15,6 @@ import java.util.Map;
 
 import static io.paddock.bench.Sampling.awaitPoolFull;
 import static io.paddock.bench.Sampling.firstByte;
-import static io.paddock.bench.Sampling.peer;
 import static io.paddock.bench.Sampling.sample;
 
 /**
@@ -60,37 +59,46 @@ final class GvisorFigure {
                 return;
             }
             int warmN = n(200, 10, 2);
-            long[] warm = new long[warmN];
-            for (int i = 0; i < warmN; i++) {
-                awaitPoolFull(engine);
-                long t0 = System.nanoTime();
-                try (Sandbox sb = engine.create(gspec)) {
-                    warm[i] = firstByte(sb, t0);
-                }
-            }
             int coldN = n(100, 10, 2);
+            int runningN = n(200, 20, 2);
             SandboxSpec cold = gspec.toBuilder().memory(ByteSize.mib(255)).build(); // another shape: no pool
-            long[] c = new long[coldN];
-            for (int i = 0; i < coldN; i++) {
-                long t0 = System.nanoTime();
+            Rounds rounds = new Rounds(o.rounds());
+            Rounds.Series warm = rounds.series();
+            Rounds.Series c = rounds.series();
+            Rounds.Series runningS = rounds.series();
+            Rounds.Peer onePeer = rounds.peer(f, "runsc run one-shot (same bundle, default platform)", coldN,
+                    () -> peers.runscOneShot(), peers == null ? peersMissing : missingTools.get("runsc"));
+            for (int r = 0; r < rounds.count(); r++) {
+                rounds.begin(r);
+                for (int i = 0; i < rounds.share(warmN, r); i++) {
+                    awaitPoolFull(engine);
+                    long t0 = System.nanoTime();
+                    try (Sandbox sb = engine.create(gspec)) {
+                        warm.add(r, firstByte(sb, t0));
+                    }
+                }
+                awaitPoolFull(engine); // the cold creates do not share the cores with the last refill
+                for (int i = 0; i < rounds.share(coldN, r); i++) {
+                    long t0 = System.nanoTime();
+                    try (Sandbox sb = engine.create(cold)) {
+                        c.add(r, firstByte(sb, t0));
+                    }
+                }
                 try (Sandbox sb = engine.create(cold)) {
-                    c[i] = firstByte(sb, t0);
+                    for (int i = 0; i < 5; i++) {
+                        firstByte(sb, System.nanoTime());
+                    }
+                    runningS.addAll(r, sample(rounds.share(runningN, r), () -> firstByte(sb, System.nanoTime())));
                 }
+                onePeer.round(r);
             }
-            Stats w = Stats.of(warm);
-            Stats cs = Stats.of(c);
-            Stats running;
-            try (Sandbox sb = engine.create(cold)) {
-                for (int i = 0; i < 5; i++) {
-                    firstByte(sb, System.nanoTime());
-                }
-                running = Stats.of(sample(n(200, 20, 2), () -> firstByte(sb, System.nanoTime())));
-            }
+            Stats w = warm.stats();
+            Stats cs = c.stats();
+            Stats running = runningS.stats();
             f.paddock.put("runsc exec on a running sandbox, start -> first byte (where warm time goes)", running);
             f.paddock.put("runsc warm create -> first byte (pool hit)", w);
             f.paddock.put("runsc cold create -> first byte", cs);
-            Stats one = peer(f, "runsc run one-shot (same bundle, default platform)", coldN,
-                    () -> peers.runscOneShot(), peers == null ? peersMissing : missingTools.get("runsc"));
+            Stats one = onePeer.finish();
             Figure p1 = report.figures.get("P1");
             Object p1warm = p1 == null ? null : p1.paddock.get("warm create -> first byte (pool hit)");
             if (p1warm instanceof Stats s) {
@@ -103,6 +111,7 @@ final class GvisorFigure {
                 f.check("cold p50 <= runsc one-shot + 20 ms", cs.p50() <= one.p50() + 20_000,
                         String.format(Locale.ROOT, "%+.2f ms", (cs.p50() - one.p50()) / 1000));
             }
+            f.notes.add(rounds.note() + "; each round's exec rows use a sandbox of their own (5 unmeasured execs first)");
         }
     }
 

@@ -3,8 +3,6 @@ package io.paddock.bench;
 import io.paddock.ExecProcess;
 import io.paddock.ExecRequest;
 import io.paddock.Sandbox;
-import io.paddock.bench.Report.Figure;
-import io.paddock.bench.host.Host;
 import io.paddock.engine.internal.LocalPaddock;
 import io.paddock.engine.internal.PoolStats;
 
@@ -20,8 +18,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The sampling helpers every figure shares: n samples of a latency, two interleaved, a rate over threads, a peer
- * measured or recorded as unavailable, and the probes themselves (first byte of {@code echo hi}, {@code exec(/bin/true)}).
+ * The sampling helpers every figure shares: n samples of a latency, two interleaved, a rate over threads, and the
+ * probes themselves (first byte of {@code echo hi}, {@code exec(/bin/true)}).
  */
 final class Sampling {
     private Sampling() {
@@ -60,6 +58,12 @@ final class Sampling {
 
     /** Runs op on `threads` threads for `seconds`; returns operations per second. */
     static double rate(int threads, double seconds, Op op) throws Exception {
+        double[] c = counted(threads, seconds, op);
+        return c[0] / c[1];
+    }
+
+    /** Runs op on `threads` threads for `seconds`; returns {operations, elapsed seconds}. */
+    static double[] counted(int threads, double seconds, Op op) throws Exception {
         AtomicLong count = new AtomicLong();
         AtomicBoolean stop = new AtomicBoolean();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -84,26 +88,7 @@ final class Sampling {
         }
         double elapsed = (System.nanoTime() - t0) / 1e9;
         pool.shutdown();
-        return count.get() / elapsed;
-    }
-
-    /** Measures a peer, or records it as "unavailable: reason"; returns its stats or null. */
-    static Stats peer(Figure f, String name, int n, Sample s, String missing) {
-        if (missing != null) {
-            f.peers.put(name, "unavailable: " + missing);
-            return null;
-        }
-        try {
-            for (int i = 0; i < Math.min(3, n); i++) {
-                s.nanos();
-            }
-            Stats st = Stats.of(sample(n, s));
-            f.peers.put(name, st);
-            return st;
-        } catch (Exception e) {
-            f.peers.put(name, "unavailable: " + Host.shorten(String.valueOf(e.getMessage())));
-            return null;
-        }
+        return new double[] {count.get(), elapsed};
     }
 
     static void awaitPoolFull(LocalPaddock p) throws InterruptedException {

@@ -41,16 +41,12 @@ final class Setup {
         this.podmanMissing = podmanMissing;
     }
 
-    /** The native helper's posix_spawn of echo hi to its first byte, recorded as a peer of f; null where it is missing. */
-    Stats nativeEcho(Figure f, int n) throws Exception {
-        String name = "native posix_spawn of echo hi -> first byte";
-        if (nativeHelper == null) {
-            f.peers.put(name, "unavailable: " + nativeMissing);
-            return null;
-        }
-        nativeHelper.spawn(20, "/bin/echo", "hi");
-        Stats s = Stats.of(nativeHelper.spawn(n, "/bin/echo", "hi")[0]);
-        f.peers.put(name, s);
-        return s;
+    /**
+     * The native helper's posix_spawn of echo hi to its first byte, a peer of f over the rounds (its row reads
+     * "unavailable" where the helper is missing).
+     */
+    Rounds.Peer nativeEcho(Figure f, int n, Rounds rounds) {
+        return rounds.peer(f, "native posix_spawn of echo hi -> first byte", n, 20,
+                k -> nativeHelper.spawn(k, "/bin/echo", "hi")[0], nativeHelper == null ? nativeMissing : null);
     }
 }
