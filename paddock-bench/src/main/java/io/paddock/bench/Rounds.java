@@ -17,7 +17,7 @@ import java.util.Map;
  * samples a figure takes; they do not add any.
  *
  * <p>Use: {@code for (int r = 0; r < rounds.count(); r++) { rounds.begin(r); ... series.add(r, nanos) ... }}.
- * Not thread-safe: one figure's thread takes the samples (a rate's worker threads report to it).
+ * Not thread-safe: the figure's own thread adds every sample and count (a rate's workers count on their own).
  */
 final class Rounds {
     private final int count;
@@ -34,10 +34,6 @@ final class Rounds {
 
     int count() {
         return count;
-    }
-
-    Rate rate() {
-        return new Rate();
     }
 
     /** The figure's note on how its samples were taken. */
@@ -63,6 +59,10 @@ final class Rounds {
 
     Series series() {
         return new Series();
+    }
+
+    Rate rate() {
+        return new Rate();
     }
 
     /** A peer sampled one run at a time, after min(3, n) unmeasured ones. */
