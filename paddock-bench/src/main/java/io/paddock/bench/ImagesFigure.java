@@ -62,7 +62,7 @@ final class ImagesFigure {
         p.images().build(ctx, null, Map.of(), List.of(IMAGE), ImageListener.NONE);
 
         // A cached rebuild, in this JVM: Paddock's own time, no JVM start.
-        long[] rebuild = Bench.sampleStatic(Math.max(3, samples / 10), () -> {
+        long[] rebuild = Sampling.sample(Math.max(3, samples / 10), () -> {
             long t0 = System.nanoTime();
             p.images().build(ctx, null, Map.of(), List.of(IMAGE), ImageListener.NONE);
             return System.nanoTime() - t0;
@@ -74,12 +74,12 @@ final class ImagesFigure {
         // The first sandbox: a built image's cold create -> first byte, interleaved with the host image's.
         SandboxSpec img = SandboxSpec.builder().image(IMAGE).build();
         SandboxSpec host = SandboxSpec.builder().build();
-        long[][] both = Bench.interleaveStatic(samples, () -> firstByte(p, img), () -> firstByte(p, host));
+        long[][] both = Sampling.interleave(samples, () -> firstByte(p, img), () -> firstByte(p, host));
         Stats image = Stats.of(both[0]);
         f.paddock.put("cold create -> first byte, built image (overlay + btrfs writable layer)", image);
         f.paddock.put("cold create -> first byte, host image (same run)", Stats.of(both[1]));
         if (peersMissing == null) {
-            Stats runc = Stats.of(Bench.sampleStatic(samples, peers::runcOneShot));
+            Stats runc = Stats.of(Sampling.sample(samples, peers::runcOneShot));
             f.peers.put("runc run one-shot (host image's bundle settings)", runc);
             f.check("first sandbox p50 <= runc one-shot + 5 ms", image.p50() <= runc.p50() + 5_000,
                     String.format(Locale.ROOT, "%+.2f ms", (image.p50() - runc.p50()) / 1000));
@@ -94,7 +94,7 @@ final class ImagesFigure {
     private static long firstByte(Paddock p, SandboxSpec spec) throws Exception {
         long t0 = System.nanoTime();
         try (Sandbox sb = p.create(spec)) {
-            return Bench.firstByte(sb, t0);
+            return Sampling.firstByte(sb, t0);
         }
     }
 

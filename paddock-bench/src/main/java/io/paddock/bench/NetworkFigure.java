@@ -135,7 +135,7 @@ final class NetworkFigure {
         }
         List<Long> destroyNone = new ArrayList<>();
         List<Long> destroyAllow = new ArrayList<>();
-        long[][] both = Bench.interleaveStatic(n, () -> sample(p, none, destroyNone), () -> sample(p, allow, destroyAllow));
+        long[][] both = Sampling.interleave(n, () -> sample(p, none, destroyNone), () -> sample(p, allow, destroyAllow));
         Stats sn = Stats.of(both[0]);
         Stats sa = Stats.of(both[1]);
         f.paddock.put("cold create -> first byte, network none" + label, sn);
@@ -153,7 +153,7 @@ final class NetworkFigure {
         Sandbox sb = p.create(spec);
         long t;
         try {
-            t = Bench.firstByte(sb, t0);
+            t = Sampling.firstByte(sb, t0);
         } finally {
             long t1 = System.nanoTime();
             sb.destroy();
@@ -343,7 +343,7 @@ final class NetworkFigure {
             }
             String proxyMissing = proxyMissing();
             if (proxyMissing != null) {
-                long[][] both = Bench.interleaveStatic(n, () -> get(http, get), () -> get(http, local));
+                long[][] both = Sampling.interleave(n, () -> get(http, get), () -> get(http, local));
                 Stats d = Stats.of(both[0]);
                 Stats l = Stats.of(both[1]);
                 f.paddock.put("GET direct to sandbox.url(" + PORT + ") (HTTP/1.1 keep-alive)", d);

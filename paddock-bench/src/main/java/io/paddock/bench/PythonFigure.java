@@ -118,7 +118,7 @@ final class PythonFigure {
     private long createFirstOutput(Paddock p) throws Exception {
         long t0 = System.nanoTime();
         try (Sandbox sb = p.create(spec)) {
-            return Bench.firstByte(sb, t0);
+            return Sampling.firstByte(sb, t0);
         }
     }
 

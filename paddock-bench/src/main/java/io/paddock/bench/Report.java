@@ -15,8 +15,15 @@ import java.util.Map;
 
 /** The run's results: the environment and one entry per figure, printed as a table and written as JSON. */
 final class Report {
-    /** A measured quantity that is not a latency distribution: a rate, a size, a percentage. */
-    record Quantity(double value, String unit, Map<String, Object> detail) {
+    /**
+     * A measured quantity that is not a latency distribution: a rate, a size, a percentage. Where it was measured
+     * in rounds ({@link Rounds}), spread holds each round's value and the load as it began; otherwise it is null.
+     */
+    record Quantity(double value, String unit, Map<String, Object> detail, Rounds.Spread spread) {
+        Quantity(double value, String unit, Map<String, Object> detail) {
+            this(value, unit, detail, null);
+        }
+
         static Quantity of(double value, String unit) {
             return new Quantity(value, unit, Map.of());
         }
@@ -26,6 +33,10 @@ final class Report {
             m.put("value", Math.round(value * 1000) / 1000.0);
             m.put("unit", unit);
             m.putAll(detail);
+            if (spread != null) {
+                m.put("rounds_value", spread.rounds().stream().map(v -> Math.round(v * 1000) / 1000.0).toList());
+                Stats.putSpread(m, spread);
+            }
             return m;
         }
     }
@@ -41,6 +52,8 @@ final class Report {
         final List<String> notes = new ArrayList<>();
         String unavailable;
         double seconds;
+        /** The 1-minute load average as the figure began and as it ended. */
+        final List<Double> load = new ArrayList<>();
 
         Figure(String id, String title, String target) {
             this.id = id;
@@ -72,6 +85,12 @@ final class Report {
                 m.put("notes", notes);
             }
             m.put("seconds", Math.round(seconds * 10) / 10.0);
+            if (load.size() == 2) {
+                Map<String, Object> l = new LinkedHashMap<>();
+                l.put("start", load.get(0));
+                l.put("end", load.get(1));
+                m.put("load", l);
+            }
             return m;
         }
     }
@@ -113,10 +132,14 @@ final class Report {
         out.println("Environment:");
         environment.forEach((k, v) -> out.printf(Locale.ROOT, "  %-14s %s%n", k, v));
         out.println();
-        out.printf(Locale.ROOT, "%-64s %6s %9s %9s %9s %9s%n", "figure (latencies in ms)", "n", "p50", "p90", "p99", "max");
+        out.printf(Locale.ROOT, "%-64s %6s %9s %9s %9s %9s %6s%n", "figure (latencies in ms)", "n", "p50", "p90", "p99", "max",
+                "rounds");
         for (Figure f : figures.values()) {
             out.println("-".repeat(110));
             out.printf(Locale.ROOT, "%s %s   [target: %s]%n", f.id, f.title, f.target);
+            if (f.load.size() == 2) {
+                out.printf(Locale.ROOT, "  load average (1 min) as it began and ended: %s -> %s%n", f.load.get(0), f.load.get(1));
+            }
             if (f.unavailable != null) {
                 out.println("  unavailable: " + f.unavailable);
             }
@@ -132,11 +155,12 @@ final class Report {
     private static String row(String name, Object v) {
         String label = name.length() > 64 ? name.substring(0, 63) + "…" : name;
         if (v instanceof Stats s) {
-            return String.format(Locale.ROOT, "%-64s %6d %9.3f %9.3f %9.3f %9.3f", label, s.n(), s.p50() / 1000,
-                    s.p90() / 1000, s.p99() / 1000, s.max() / 1000);
+            return String.format(Locale.ROOT, "%-64s %6d %9.3f %9.3f %9.3f %9.3f %6s", label, s.n(), s.p50() / 1000,
+                    s.p90() / 1000, s.p99() / 1000, s.max() / 1000, s.spread() == null ? "" : s.spread().plusMinus()).stripTrailing();
         }
         if (v instanceof Quantity q) {
-            return String.format(Locale.ROOT, "%-64s %s %s%s", label, fmt(q.value()), q.unit(),
+            return String.format(Locale.ROOT, "%-64s %s %s%s%s", label, fmt(q.value()), q.unit(),
+                    q.spread() == null || q.spread().plusMinus().isEmpty() ? "" : " " + q.spread().plusMinus() + " over rounds",
                     q.detail().isEmpty() ? "" : "  " + q.detail());
         }
         return String.format(Locale.ROOT, "%-64s %s", label, v);

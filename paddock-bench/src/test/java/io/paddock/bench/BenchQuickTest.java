@@ -48,6 +48,15 @@ class BenchQuickTest {
         assertThat(figures.path("P3").path("peers").path("native posix_spawn of echo hi -> first byte").path("p50_us").asDouble())
                 .isPositive();
         assertThat(figures.path("P7").path("checks").path("zero silent loss").asText()).startsWith("met");
-        assertThat(table).contains("P1 ", "P10 ", "ratio");
+        // the latency figures are taken in rounds: each row has its rounds' p50s, their spread and the load
+        JsonNode warm = figures.path("P1").path("paddock").path("warm create -> first byte (pool hit)");
+        assertThat(warm.path("rounds_p50_us").size()).as(warm.toString()).isEqualTo(3);
+        assertThat(warm.path("load").size()).as(warm.toString()).isEqualTo(3);
+        assertThat(warm.has("spread_pct")).as(warm.toString()).isTrue();
+        assertThat(figures.path("P4").path("paddock").path("8 clients over 8 sandboxes").path("rounds_value").size()).isEqualTo(3);
+        for (String id : List.of("P1", "P2", "P3", "P4", "P10")) {
+            assertThat(figures.path(id).path("load").has("start")).as(id).isTrue();
+        }
+        assertThat(table).contains("P1 ", "P10 ", "ratio", "rounds", "±");
     }
 }

@@ -3,16 +3,11 @@ package io.paddock.engine;
 import io.paddock.ByteSize;
 import io.paddock.ExecProcess;
 import io.paddock.ExecRequest;
-import io.paddock.LocalOptions;
-import io.paddock.Paddock;
 import io.paddock.Sandbox;
 import io.paddock.SandboxSpec;
 import io.paddock.SandboxState;
 import io.paddock.StopReason;
 import io.paddock.TimeoutAction;
-import io.paddock.testkit.LeakCheckExtension;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -26,21 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class IdleTimeoutTest {
     @RegisterExtension
-    static final LeakCheckExtension LEAKS = new LeakCheckExtension(LocalOptions.DEFAULT_STATE_DIR);
-
-    private static Paddock paddock;
-
-    @BeforeAll
-    static void start() {
-        paddock = Paddock.local(LocalOptions.builder().defaultRuntime("runc").build());
-    }
-
-    @AfterAll
-    static void stop() {
-        if (paddock != null) {
-            paddock.close();
-        }
-    }
+    static final TierEngine ENGINE = TierEngine.runc();
 
     private static SandboxSpec.Builder spec() {
         return SandboxSpec.builder().memory(ByteSize.mib(128)).pids(64).timeout(Duration.ofMinutes(5))
@@ -49,7 +30,7 @@ class IdleTimeoutTest {
 
     @Test
     void aRunningCommandKeepsItAliveAndIdlenessEndsIt() throws Exception {
-        try (Sandbox sb = paddock.create(spec().build())) {
+        try (Sandbox sb = ENGINE.paddock().create(spec().build())) {
             ExecProcess p = sb.start(ExecRequest.of("sleep", "3"));
             Thread.sleep(2500);
             assertThat(sb.state()).as("a command runs: not idle").isEqualTo(SandboxState.RUNNING);
@@ -66,7 +47,7 @@ class IdleTimeoutTest {
 
     @Test
     void withPauseItIsPausedAndAResumeStartsTheCountAgain() throws Exception {
-        try (Sandbox sb = paddock.create(spec().onTimeout(TimeoutAction.PAUSE).build())) {
+        try (Sandbox sb = ENGINE.paddock().create(spec().onTimeout(TimeoutAction.PAUSE).build())) {
             for (int i = 0; i < 50 && sb.state() != SandboxState.PAUSED; i++) {
                 Thread.sleep(200);
             }

@@ -1,12 +1,8 @@
 package io.paddock.engine;
 
-import io.paddock.LocalOptions;
 import io.paddock.Paddock;
 import io.paddock.testkit.HostView;
-import io.paddock.testkit.LeakCheckExtension;
 import io.paddock.testkit.SandboxAttackTest;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -15,31 +11,15 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class RuncAttackTest extends SandboxAttackTest {
     @RegisterExtension
-    static final LeakCheckExtension LEAKS = new LeakCheckExtension(LocalOptions.DEFAULT_STATE_DIR);
-
-    private static final HostView HOST = new RuncHostView(LocalOptions.DEFAULT_STATE_DIR);
-
-    private static Paddock paddock;
-
-    @BeforeAll
-    static void start() {
-        paddock = Paddock.local();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (paddock != null) {
-            paddock.close();
-        }
-    }
+    static final TierEngine ENGINE = TierEngine.runc();
 
     @Override
     protected Paddock paddock() {
-        return paddock;
+        return ENGINE.paddock();
     }
 
     @Override
     protected HostView host() {
-        return HOST;
+        return ENGINE.host();
     }
 }

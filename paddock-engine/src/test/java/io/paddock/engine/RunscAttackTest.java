@@ -1,15 +1,11 @@
 package io.paddock.engine;
 
 import io.paddock.ByteSize;
-import io.paddock.LocalOptions;
 import io.paddock.Paddock;
 import io.paddock.SandboxSpec;
 import io.paddock.testkit.HostView;
-import io.paddock.testkit.LeakCheckExtension;
 import io.paddock.testkit.SandboxAttackTest;
 import io.paddock.testkit.Tier;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
@@ -19,32 +15,16 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class RunscAttackTest extends SandboxAttackTest {
     @RegisterExtension
-    static final LeakCheckExtension LEAKS = new LeakCheckExtension(LocalOptions.DEFAULT_STATE_DIR);
-
-    private static final HostView HOST = new RunscHostView(LocalOptions.DEFAULT_STATE_DIR);
-
-    private static Paddock paddock;
-
-    @BeforeAll
-    static void start() {
-        paddock = Paddock.local(LocalOptions.builder().defaultRuntime("runsc").build());
-    }
-
-    @AfterAll
-    static void stop() {
-        if (paddock != null) {
-            paddock.close();
-        }
-    }
+    static final TierEngine ENGINE = TierEngine.runsc();
 
     @Override
     protected Paddock paddock() {
-        return paddock;
+        return ENGINE.paddock();
     }
 
     @Override
     protected HostView host() {
-        return HOST;
+        return ENGINE.host();
     }
 
     /**
@@ -61,6 +41,6 @@ class RunscAttackTest extends SandboxAttackTest {
 
     @Override
     protected Tier tier() {
-        return Tier.RUNSC;
+        return ENGINE.tier();
     }
 }

@@ -5,11 +5,8 @@ import io.paddock.Paddock;
 import io.paddock.Sandbox;
 import io.paddock.SandboxSpec;
 import io.paddock.engine.internal.LocalPaddock;
-import io.paddock.testkit.LeakCheckExtension;
 import io.paddock.testkit.SandboxContractTest;
 import io.paddock.testkit.Tier;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -21,45 +18,31 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class RunscContractTest extends SandboxContractTest {
     @RegisterExtension
-    static final LeakCheckExtension LEAKS = new LeakCheckExtension(LocalOptions.DEFAULT_STATE_DIR);
-
-    private static Paddock paddock;
-
-    @BeforeAll
-    static void start() {
-        paddock = Paddock.local(LocalOptions.builder().defaultRuntime("runsc").build());
-    }
-
-    @AfterAll
-    static void stop() {
-        if (paddock != null) {
-            paddock.close();
-        }
-    }
+    static final TierEngine ENGINE = TierEngine.runsc();
 
     @Override
     protected Paddock paddock() {
-        return paddock;
+        return ENGINE.paddock();
     }
 
     @Override
     protected Tier tier() {
-        return Tier.RUNSC;
+        return ENGINE.tier();
     }
 
     /** One engine, both tiers: each sandbox runs on, reports and is destroyed by the tier its spec named. */
     @Test
     void oneEngineRunsBothTiersAndRoutesEachSandboxToItsOwn() {
-        assertThat(((LocalPaddock) paddock).describeRuntime()).contains("runsc version").contains("runc version")
+        assertThat(((LocalPaddock) paddock()).describeRuntime()).contains("runsc version").contains("runc version")
                 .contains("(default)");
-        try (Sandbox gvisor = paddock.create(small().build());
-             Sandbox runc = paddock.create(small().runtime("runc").build())) {
+        try (Sandbox gvisor = paddock().create(small().build());
+             Sandbox runc = paddock().create(small().runtime("runc").build())) {
             assertThat(gvisor.info().runtime()).isEqualTo("runsc");
             assertThat(runc.info().runtime()).isEqualTo("runc");
             // The Sentry's synthetic uid_map against runc's leased range: each really runs where it says.
             assertThat(gvisor.exec("cat", "/proc/self/uid_map").stdoutText().trim().split("\\s+")[1]).isEqualTo("0");
             assertThat(runc.exec("cat", "/proc/self/uid_map").stdoutText().trim().split("\\s+")[1]).isNotEqualTo("0");
-            assertThat(paddock.get(runc.id()).info().runtime()).isEqualTo("runc");
+            assertThat(paddock().get(runc.id()).info().runtime()).isEqualTo("runc");
         }
     }
 

@@ -4,14 +4,9 @@ import io.paddock.ByteSize;
 import io.paddock.ExecProcess;
 import io.paddock.ExecRequest;
 import io.paddock.ExitStatus;
-import io.paddock.LocalOptions;
-import io.paddock.Paddock;
 import io.paddock.Sandbox;
 import io.paddock.SandboxSpec;
 import io.paddock.TerminalSize;
-import io.paddock.testkit.LeakCheckExtension;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -32,25 +27,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class TerminalEndTest {
     @RegisterExtension
-    static final LeakCheckExtension LEAKS = new LeakCheckExtension(LocalOptions.DEFAULT_STATE_DIR);
+    static final TierEngine ENGINE = TierEngine.runc();
     private static final long WAIT_S = 30;
 
-    private static Paddock paddock;
-
-    @BeforeAll
-    static void start() {
-        paddock = Paddock.local();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (paddock != null) {
-            paddock.close();
-        }
-    }
-
     private static Sandbox create(String runtime) {
-        return paddock.create(SandboxSpec.builder().runtime(runtime).memory(ByteSize.mib(256))
+        return ENGINE.paddock().create(SandboxSpec.builder().runtime(runtime).memory(ByteSize.mib(256))
                 .timeout(Duration.ofMinutes(5)).build());
     }
 

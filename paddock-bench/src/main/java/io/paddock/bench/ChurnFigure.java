@@ -1,0 +1,155 @@
+package io.paddock.bench;
+
+import io.paddock.Paddock;
+import io.paddock.Sandbox;
+import io.paddock.SandboxSpec;
+import io.paddock.bench.Report.Figure;
+import io.paddock.bench.Report.Quantity;
+import io.paddock.bench.host.Peers;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static io.paddock.bench.Sampling.destroyAll;
+import static io.paddock.bench.Sampling.rate;
+
+/**
+ * P5, create+destroy churn (cold creates) and a burst of concurrent creates, beside runc run churn.
+ */
+final class ChurnFigure {
+    private final Report report;
+    private final SandboxSpec spec;
+    private final Bench.Options o;
+    private final Peers peers;
+    private final String peersMissing;
+
+    ChurnFigure(Setup setup) {
+        this.report = setup.report;
+        this.spec = setup.spec;
+        this.o = setup.o;
+        this.peers = setup.peers;
+        this.peersMissing = setup.peersMissing;
+    }
+
+    void run(Paddock p) throws Exception {
+        Figure f = report.figure("P5", "create+destroy churn (cold creates; a pool cannot raise the sustained rate)",
+                ">= 50 sandboxes/s sustained (10 min) with p99 drift <= 20 %; 100 concurrent creates ready in <= 3 s");
+        double seconds = secs(600, 15, 3);
+        int workers = 4;
+        List<long[]> ops = Collections.synchronizedList(new ArrayList<>());
+        long begin = System.nanoTime();
+        long end = begin + (long) (seconds * 1e9);
+        AtomicLong failures = new AtomicLong();
+        ExecutorService pool = Executors.newFixedThreadPool(workers);
+        try {
+            List<Future<?>> fs = new ArrayList<>();
+            for (int w = 0; w < workers; w++) {
+                fs.add(pool.submit(() -> {
+                    while (System.nanoTime() < end) {
+                        long t0 = System.nanoTime();
+                        try {
+                            p.create(spec).destroy();
+                            ops.add(new long[] {t0 - begin, System.nanoTime() - t0});
+                        } catch (RuntimeException e) {
+                            failures.incrementAndGet();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> x : fs) {
+                x.get();
+            }
+        } finally {
+            pool.shutdown();
+        }
+        double elapsed = (System.nanoTime() - begin) / 1e9;
+        List<long[]> sorted = new ArrayList<>(ops);
+        sorted.sort((a, b) -> Long.compare(a[0], b[0]));
+        long tenth = (long) (seconds * 1e9 / 10);
+        Stats all = Stats.of(sorted.stream().mapToLong(x -> x[1]).toArray());
+        Stats first = Stats.of(sorted.stream().filter(x -> x[0] < tenth).mapToLong(x -> x[1]).toArray());
+        Stats last = Stats.of(sorted.stream().filter(x -> x[0] >= 9 * tenth).mapToLong(x -> x[1]).toArray());
+        double rate = sorted.size() / elapsed;
+        double drift = (last.p99() - first.p99()) / first.p99();
+        f.paddock.put(String.format(Locale.ROOT, "churn, %d workers, %.0f s", workers, seconds),
+                new Quantity(rate, "sandboxes/s", Map.of("count", sorted.size(), "failures", failures.get())));
+        f.paddock.put("create+destroy latency, whole run", all);
+        f.paddock.put("create+destroy latency, first tenth", first);
+        f.paddock.put("create+destroy latency, last tenth", last);
+        f.paddock.put("p99 drift, last tenth vs first", Quantity.of(drift * 100, "%"));
+
+        int burst = n(100, 100, 4);
+        long[] ready = new long[burst];
+        List<Sandbox> made = Collections.synchronizedList(new ArrayList<>());
+        CountDownLatch go = new CountDownLatch(1);
+        ExecutorService burstPool = Executors.newFixedThreadPool(burst);
+        long t0;
+        try {
+            List<Future<?>> fs = new ArrayList<>();
+            long[] base = new long[1];
+            for (int i = 0; i < burst; i++) {
+                int k = i;
+                fs.add(burstPool.submit(() -> {
+                    go.await();
+                    made.add(p.create(spec));
+                    ready[k] = System.nanoTime() - base[0];
+                    return null;
+                }));
+            }
+            Thread.sleep(200);
+            base[0] = System.nanoTime();
+            t0 = base[0];
+            go.countDown();
+            for (Future<?> x : fs) {
+                x.get();
+            }
+        } finally {
+            burstPool.shutdown();
+            destroyAll(made, workers);
+        }
+        double allReady = Arrays.stream(ready).max().orElse(0) / 1e9;
+        f.paddock.put(burst + " concurrent creates: all ready after", Quantity.of(allReady, "s"));
+        f.paddock.put(burst + " concurrent creates: each ready after", Stats.of(ready));
+        if (peers != null) {
+            double peerSeconds = Math.min(seconds, secs(20, 5, 1));
+            List<Path> bundles = new ArrayList<>();
+            for (int w = 0; w < workers; w++) {
+                bundles.add(peers.churnBundle(w));
+            }
+            AtomicLong count = new AtomicLong();
+            double peerRate = rate(workers, peerSeconds, w -> {
+                peers.runcChurn(bundles.get((int) (w % workers)));
+                count.incrementAndGet();
+                return 0;
+            });
+            f.peers.put("runc run of /bin/true (create, start, wait, delete), " + workers + " workers",
+                    Quantity.of(peerRate, "containers/s"));
+            f.ratio("Paddock churn / runc run churn", rate / peerRate);
+        } else {
+            f.peers.put("runc run churn", "unavailable: " + peersMissing);
+        }
+        f.check(">= 50 sandboxes/s sustained", rate >= 50, Report.fmt(rate) + "/s over " + Report.fmt(seconds) + " s"
+                + (seconds < 600 ? " (the spec's duration is 10 min: run the full mode)" : ""));
+        f.check("p99 drift <= 20 %", drift <= 0.20, String.format(Locale.ROOT, "%+.1f %%", drift * 100));
+        f.check(burst + " concurrent creates all ready <= 3 s", allReady <= 3, Report.fmt(allReady) + " s");
+    }
+
+    private int n(int full, int quick, int min) {
+        return o.n(full, quick, min);
+    }
+
+    private double secs(double full, double quick, double min) {
+        return o.secs(full, quick, min);
+    }
+}

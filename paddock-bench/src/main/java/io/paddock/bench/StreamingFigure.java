@@ -1,0 +1,117 @@
+package io.paddock.bench;
+
+import io.paddock.ExecProcess;
+import io.paddock.ExecRequest;
+import io.paddock.Paddock;
+import io.paddock.Sandbox;
+import io.paddock.SandboxSpec;
+import io.paddock.bench.Report.Figure;
+import io.paddock.bench.Report.Quantity;
+import io.paddock.server.PaddockServer;
+import io.paddock.server.ServerOptions;
+
+import java.io.InputStream;
+import java.security.SecureRandom;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.Map;
+
+import static io.paddock.bench.Sampling.median;
+import static io.paddock.bench.Sampling.round;
+
+/**
+ * P7, output streaming: {@code head -c SIZE /dev/zero} into the engine and through the daemon, every byte
+ * counted, beside a host pipe.
+ */
+final class StreamingFigure {
+    private final Report report;
+    private final SandboxSpec spec;
+    private final Bench.Options o;
+
+    StreamingFigure(Setup setup) {
+        this.report = setup.report;
+        this.spec = setup.spec;
+        this.o = setup.o;
+    }
+
+    void run(Paddock p) throws Exception {
+        Figure f = report.figure("P7", "output streaming: head -c SIZE /dev/zero, every byte counted",
+                ">= 500 MiB/s into the engine, >= 100 MiB/s to a local client, zero loss");
+        long size = (long) Math.max(8 << 20, (o.quick() ? 256L << 20 : 1L << 30) * o.scale());
+        int runs = n(5, 2, 1);
+        String token = "bench-" + HexFormat.of().formatHex(new SecureRandom().generateSeed(16));
+        double[] local = new double[runs];
+        double[] remote = new double[runs];
+        long lost = 0;
+        try (PaddockServer server = PaddockServer.start(ServerOptions.builder().host("127.0.0.1").port(0).token(token).build(), p);
+             Paddock client = Paddock.connect(server.url(), token);
+             Sandbox l = p.create(spec);
+             Sandbox r = client.create(spec)) {
+            stream(l, 8 << 20);
+            stream(r, 8 << 20);
+            for (int i = 0; i < runs; i++) {
+                long t0 = System.nanoTime();
+                lost += size - stream(l, size);
+                local[i] = size / 1048576.0 / ((System.nanoTime() - t0) / 1e9);
+                t0 = System.nanoTime();
+                lost += size - stream(r, size);
+                remote[i] = size / 1048576.0 / ((System.nanoTime() - t0) / 1e9);
+            }
+        }
+        double lm = median(local);
+        double rm = median(remote);
+        f.paddock.put("into the engine (embedded SDK), " + (size >> 20) + " MiB", new Quantity(lm, "MiB/s",
+                Map.of("runs", Arrays.toString(round(local)))));
+        f.paddock.put("to a local client through the daemon (remote SDK, WebSocket)", new Quantity(rm, "MiB/s",
+                Map.of("runs", Arrays.toString(round(remote)))));
+        f.paddock.put("bytes lost (expected - counted, all runs)", Quantity.of(lost, "bytes"));
+        double[] pipe = new double[runs];
+        for (int i = 0; i < runs; i++) {
+            long t0 = System.nanoTime();
+            long got = hostPipe(size);
+            pipe[i] = got / 1048576.0 / ((System.nanoTime() - t0) / 1e9);
+        }
+        double pm = median(pipe);
+        f.peers.put("host pipe into this JVM (ProcessBuilder, head -c SIZE /dev/zero)", Quantity.of(pm, "MiB/s"));
+        f.ratio("Paddock into engine / host pipe", lm / pm);
+        f.check(">= 500 MiB/s into the engine", lm >= 500, Report.fmt(lm) + " MiB/s");
+        f.check(">= 100 MiB/s to a local client", rm >= 100, Report.fmt(rm) + " MiB/s");
+        f.check("zero silent loss", lost == 0, lost + " bytes lost");
+    }
+
+    private static long stream(Sandbox sb, long size) throws Exception {
+        try (ExecProcess proc = sb.start(ExecRequest.builder().argv("head", "-c", Long.toString(size), "/dev/zero")
+                .outputLimit(ExecRequest.UNLIMITED).build())) {
+            proc.closeStdin();
+            byte[] buf = new byte[1 << 16];
+            long total = 0;
+            int k;
+            InputStream in = proc.stdout();
+            while ((k = in.read(buf)) > 0) {
+                total += k;
+            }
+            if (!proc.awaitExit().success()) {
+                throw new IllegalStateException("head failed");
+            }
+            return total;
+        }
+    }
+
+    private static long hostPipe(long size) throws Exception {
+        Process pr = new ProcessBuilder("head", "-c", Long.toString(size), "/dev/zero").start();
+        byte[] buf = new byte[1 << 16];
+        long total = 0;
+        int k;
+        try (InputStream in = pr.getInputStream()) {
+            while ((k = in.read(buf)) > 0) {
+                total += k;
+            }
+        }
+        pr.waitFor();
+        return total;
+    }
+
+    private int n(int full, int quick, int min) {
+        return o.n(full, quick, min);
+    }
+}
