@@ -107,6 +107,11 @@ class AuditTest {
         WsClient ws = WsClient.connect(f.http, f.uri(sb + "/exec/stream"), ALICE, true);
         ws.sendText("{\"argv\":[\"echo\",\"" + argv + "\"]}");
         assertThat(ws.drain(30).last().get("type").asText()).isEqualTo("exit");
+        WsClient reusable = WsClient.connect(f.http, f.uri("/v1/exec/stream"), ALICE, true);
+        reusable.sendText("{\"sandbox_id\":\"" + id + "\",\"argv\":[\"echo\",\"" + argv + "\"]}");
+        assertThat(reusable.untilExit(30).last().get("type").asText()).isEqualTo("exit");
+        reusable.sendText("{\"sandbox_id\":\"sb-aaaaaaaaaaaaaaaaaaaaaaaaaa\",\"argv\":[\"echo\",\"" + argv + "\"]}");
+        assertThat(reusable.drain(30).last().get("type").asText()).isEqualTo("error");
         HttpResponse<String> put = f.send(HttpRequest.newBuilder(f.uri(sb + "/files?path=/workspace/notes.txt"))
                 .header("Authorization", "Bearer " + ALICE)
                 .PUT(HttpRequest.BodyPublishers.ofString(content)).build());
@@ -142,7 +147,13 @@ class AuditTest {
         assertThat(create.get("remote").asText()).isEqualTo("127.0.0.1");
         assertThat(Instant.parse(create.get("time").asText())).isAfterOrEqualTo(began.minusSeconds(1));
         assertThat(only(all, "exec", id).get("outcome").asText()).isEqualTo("OK");
-        assertThat(only(all, "exec_stream", id).get("status").asInt()).isEqualTo(101);
+        // the exec stream of its own (one entry for the upgrade) and a command on a reusable socket (one for it)
+        assertThat(all.stream().filter(e -> e.get("action").asText().equals("exec_stream") && id.equals(e.path("sandbox").asText())))
+                .extracting(e -> e.path("via").asText("http") + " " + e.get("outcome").asText() + " " + e.path("status").asInt())
+                .containsExactlyInAnyOrder("http OK 101", "exec_socket OK 0");
+        assertThat(all.stream().filter(e -> "exec_socket".equals(e.path("via").asText())
+                        && "sb-aaaaaaaaaaaaaaaaaaaaaaaaaa".equals(e.path("sandbox").asText())))
+                .extracting(e -> e.path("tenant").asText() + " " + e.get("outcome").asText()).contains("alice NOT_FOUND");
         assertThat(only(all, "write_file", id).get("path").asText()).isEqualTo("/workspace/notes.txt");
         assertThat(only(all, "mkdir", id).get("path").asText()).isEqualTo("/workspace/d");
         JsonNode move = only(all, "move_file", id);

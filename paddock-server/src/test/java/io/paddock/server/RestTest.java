@@ -144,6 +144,66 @@ class RestTest {
     }
 
     @Test
+    void aReusableExecSocketRunsCommandAfterCommandInAnyOfTheCallersSandboxes() throws Exception {
+        String a = f.createSandboxId();
+        String b = f.createSandboxId();
+        WsClient ws = WsClient.connect(f.http, f.uri("/v1/exec/stream"), f.token, true);
+        ws.sendText("{\"sandbox_id\":\"" + a + "\",\"argv\":[\"sh\",\"-c\",\"cat; echo a >&2; touch /tmp/in-a; exit 3\"]}");
+        ws.sendStdin("one".getBytes(StandardCharsets.UTF_8));
+        ws.sendText("{\"type\":\"stdin_close\"}");
+        WsClient.Result first = ws.untilExit(30);
+        assertThat(first.started().get("exec_id").isIntegralNumber()).isTrue();
+        assertThat(first.stdoutText()).isEqualTo("one");
+        assertThat(first.stderrText()).isEqualTo("a\n");
+        assertThat(first.last().get("status").get("exit_code").asInt()).isEqualTo(3);
+        assertThat(first.close()).as("the socket stays open after an exit").isEqualTo(-1);
+
+        // stdin and control messages for the last command that arrive after its exit are dropped
+        ws.sendStdin("late".getBytes(StandardCharsets.UTF_8));
+        ws.sendText("{\"type\":\"kill\"}");
+        ws.sendText("{\"sandbox_id\":\"" + b + "\",\"argv\":[\"sh\",\"-c\",\"echo $((6*7)); test -e /tmp/in-a; echo $?; cat\"]}");
+        ws.sendStdin("two".getBytes(StandardCharsets.UTF_8));
+        ws.sendText("{\"type\":\"stdin_close\"}");
+        WsClient.Result second = ws.untilExit(30);
+        assertThat(second.stdoutText()).as("the other sandbox: no /tmp/in-a there").isEqualTo("42\n1\ntwo");
+        assertThat(second.last().get("status").get("exit_code").asInt()).isZero();
+        assertThat(second.started().get("exec_id").asLong()).isNotEqualTo(-1L);
+
+        // a request without its sandbox is an error naming the field, after which the server closes the socket
+        ws.sendText("{\"argv\":[\"true\"]}");
+        WsClient.Result missing = ws.drain(10);
+        assertThat(missing.last().get("error").get("error").get("code").asText()).isEqualTo("INVALID_ARGUMENT");
+        assertThat(missing.last().get("error").get("error").get("message").asText()).contains("sandbox_id");
+        assertThat(missing.close()).isEqualTo(1000);
+        // an unknown sandbox, and one that is not running
+        WsClient unknown = WsClient.connect(f.http, f.uri("/v1/exec/stream"), f.token, true);
+        unknown.sendText("{\"sandbox_id\":\"sb-aaaaaaaaaaaaaaaaaaaaaaaaaa\",\"argv\":[\"true\"]}");
+        assertThat(unknown.drain(10).last().get("error").get("error").get("code").asText()).isEqualTo("NOT_FOUND");
+        assertThat(f.post("/v1/sandboxes/" + b + "/pause", "").statusCode()).isEqualTo(200);
+        WsClient paused = WsClient.connect(f.http, f.uri("/v1/exec/stream"), f.token, true);
+        paused.sendText("{\"sandbox_id\":\"" + b + "\",\"argv\":[\"true\"]}");
+        JsonNode refused = paused.drain(10).last().get("error").get("error");
+        assertThat(refused.get("code").asText()).isEqualTo("FAILED_PRECONDITION");
+        assertThat(refused.get("message").asText()).contains("paused");
+        // closing the socket while a command runs kills it, as on a bound socket
+        WsClient running = WsClient.connect(f.http, f.uri("/v1/exec/stream"), f.token, true);
+        running.sendText("{\"sandbox_id\":\"" + a + "\",\"argv\":[\"sh\",\"-c\",\"echo $$ > /tmp/pid; sleep 60\"]}");
+        assertThat(((JsonNode) running.next(10)).get("type").asText()).isEqualTo("started");
+        running.socket.abort();
+        JsonNode gone = null;
+        for (int i = 0; i < 100; i++) {
+            gone = json(f.post("/v1/sandboxes/" + a + "/exec", "{\"argv\":[\"sh\",\"-c\",\"kill -0 $(cat /tmp/pid)\"]}"));
+            if (gone.get("status").get("exit_code").asInt() != 0) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        assertThat(gone.get("status").get("exit_code").asInt()).as("the command died with its socket").isNotZero();
+        f.delete("/v1/sandboxes/" + a);
+        f.delete("/v1/sandboxes/" + b);
+    }
+
+    @Test
     void execStreamOverWebSocket() throws Exception {
         String id = f.createSandboxId();
         WsClient ws = WsClient.connect(f.http, f.uri("/v1/sandboxes/" + id + "/exec/stream"), f.token, true);

@@ -109,7 +109,7 @@ class TenantTest {
     }
 
     @Test
-    void anotherTenantsSandboxIsUnknownOnEveryRoute() {
+    void anotherTenantsSandboxIsUnknownOnEveryRoute() throws Exception {
         JsonNode a = create(ALICE, ",\"name\":\"only-a\"");
         String id = a.get("id").asText();
         List<String[]> ops = sandboxOperations();
@@ -137,12 +137,21 @@ class TenantTest {
                 .hasCauseInstanceOf(WebSocketHandshakeException.class)
                 .satisfies(e -> assertThat(((WebSocketHandshakeException) e.getCause()).getResponse().statusCode())
                         .isEqualTo(404));
+        // and a reusable socket of bob's: alice's sandbox is as unknown to it
+        WsClient reusable = WsClient.connect(f.http, f.uri("/v1/exec/stream"), BOB, true);
+        reusable.sendText("{\"sandbox_id\":\"" + id + "\",\"argv\":[\"touch\",\"/workspace/bob-was-here\"]}");
+        JsonNode refused = reusable.drain(10).last().get("error").get("error");
+        assertThat(refused.get("code").asText()).isEqualTo("NOT_FOUND");
+        assertThat(refused.get("message").asText().replace(id, "X")).isEqualTo(json(call(BOB, "GET",
+                "/v1/sandboxes/" + UNKNOWN_ID, null)).get("error").get("message").asText().replace(UNKNOWN_ID, "X"));
         // none of it touched alice's sandbox (DELETE, timeout, files, code): it runs, as it was
         HttpResponse<String> mine = call(ALICE, "GET", "/v1/sandboxes/" + id, null);
         assertThat(mine.statusCode()).isEqualTo(200);
         assertThat(json(mine).get("state").asText()).isEqualTo("RUNNING");
         assertThat(json(mine).get("expires_at").asText()).isEqualTo(a.get("expires_at").asText());
         assertThat(call(ALICE, "GET", "/v1/sandboxes/" + id + "/files/stat?path=/workspace/b", null).statusCode())
+                .isEqualTo(404);
+        assertThat(call(ALICE, "GET", "/v1/sandboxes/" + id + "/files/stat?path=/workspace/bob-was-here", null).statusCode())
                 .isEqualTo(404);
         delete(ALICE, id);
     }

@@ -132,6 +132,36 @@ final class WsClient implements WebSocket.Listener {
         return new Result(started, out.toByteArray(), err.toByteArray(), last, close);
     }
 
+    /**
+     * On a reusable socket ({@code /v1/exec/stream}): collects one command's messages until its exit or error
+     * message, without waiting for a close ({@link Result#close} is -1 unless the socket closed first).
+     */
+    Result untilExit(long seconds) throws InterruptedException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        JsonNode started = null;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (true) {
+            Object o = events.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            if (o == null) {
+                throw new AssertionError("the command did not end in " + seconds + " s");
+            }
+            if (o instanceof byte[] b) {
+                (b[0] == 1 ? out : err).write(b, 1, b.length - 1);
+            } else if (o instanceof JsonNode j) {
+                if ("started".equals(j.path("type").asText())) {
+                    started = j;
+                } else {
+                    return new Result(started, out.toByteArray(), err.toByteArray(), j, -1);
+                }
+            } else if (o instanceof Integer code) {
+                return new Result(started, out.toByteArray(), err.toByteArray(), null, code);
+            } else if (o instanceof Throwable t) {
+                throw new AssertionError("socket error", t);
+            }
+        }
+    }
+
     record Result(JsonNode started, byte[] stdout, byte[] stderr, JsonNode last, int close) {
         String stdoutText() {
             return new String(stdout, StandardCharsets.UTF_8);

@@ -45,6 +45,10 @@ import java.util.function.Function;
 final class Http {
     /** Connecting (TCP and, for streams, the WebSocket upgrade) gives up after this. */
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
+    /** Idle reusable exec sockets kept per client (more commands at once open more; the surplus is closed). */
+    static final int MAX_IDLE_CHANNELS = 8;
+    /** How long an idle reusable exec socket is kept. */
+    static final Duration CHANNEL_IDLE = Duration.ofMinutes(1);
     /** Requests that only read or change metadata; exec, create and file transfers are not bounded. */
     static final Duration CONTROL_TIMEOUT = Duration.ofMinutes(2);
 
@@ -55,6 +59,11 @@ final class Http {
     private final String base;
     private final String authorization;
     private final Set<RemoteExecProcess> streams = ConcurrentHashMap.newKeySet();
+    /** Idle reusable exec sockets, the most recently used last. */
+    private final java.util.ArrayDeque<ExecChannel> idleChannels = new java.util.ArrayDeque<>();
+    /** Whether the daemon has reusable exec sockets (false once it answered 404 for the route). */
+    private volatile boolean channels = true;
+    private final java.util.concurrent.atomic.AtomicLong channelsOpened = new java.util.concurrent.atomic.AtomicLong();
     private volatile boolean closed;
 
     Http(URI url, String token) {
@@ -422,9 +431,66 @@ final class Http {
         }
     }
 
+    // ------------------------------------------------------------------ reusable exec sockets
+
+    /**
+     * An idle reusable exec socket ({@code /v1/exec/stream}), or a new one; null if the daemon has none (one older
+     * than the route: its commands then open {@code …/exec/stream} each). Sockets idle for longer than
+     * {@link #CHANNEL_IDLE} are closed rather than reused.
+     */
+    ExecChannel execChannel() {
+        checkOpen();
+        if (!channels) {
+            return null;
+        }
+        long now = System.nanoTime();
+        synchronized (idleChannels) {
+            ExecChannel c;
+            while ((c = idleChannels.pollLast()) != null) {
+                if (c.usable() && now - c.idleSince < CHANNEL_IDLE.toNanos()) {
+                    return c;
+                }
+                c.close();
+            }
+        }
+        ExecChannel c = new ExecChannel();
+        try {
+            c.opened(openWebSocket("/v1/exec/stream", c));
+            channelsOpened.incrementAndGet();
+        } catch (SandboxException e) {
+            if (e.code() == ErrorCode.NOT_FOUND) {
+                channels = false; // a daemon without the route
+                return null;
+            }
+            throw e;
+        }
+        return c;
+    }
+
+    /** How many reusable exec sockets this client opened. */
+    long channelsOpened() {
+        return channelsOpened.get();
+    }
+
+    /** A command is done with {@code c}: kept for the next one if it is sound and there is room, else closed. */
+    void offerChannel(ExecChannel c) {
+        c.idleSince = System.nanoTime();
+        synchronized (idleChannels) {
+            if (!closed && c.usable() && idleChannels.size() < MAX_IDLE_CHANNELS) {
+                idleChannels.addLast(c);
+                return;
+            }
+        }
+        c.close();
+    }
+
     /** Refuses further calls and drops the exec streams still open (the daemon kills their commands). */
     void close() {
         closed = true;
+        synchronized (idleChannels) {
+            idleChannels.forEach(ExecChannel::close);
+            idleChannels.clear();
+        }
         for (RemoteExecProcess p : List.copyOf(streams)) {
             p.abort("the Paddock client was closed");
         }

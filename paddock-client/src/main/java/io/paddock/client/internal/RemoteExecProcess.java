@@ -1,6 +1,7 @@
 package io.paddock.client.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.paddock.ErrorCode;
 import io.paddock.ExecProcess;
 import io.paddock.ExecRequest;
@@ -45,7 +46,7 @@ import java.util.function.Function;
  * not read its stdin blocks the writer.
  *
  * <p><b>Concurrency.</b> The JDK calls the listener methods one at a time; they take {@link #lock} only
- * briefly and never send. Consumers wait on {@link #changed}. Sends are serialised by {@link #sendLock}
+ * briefly and never send. Consumers wait on {@link #changed}. Sends are serialised by {@link #slot}
  * (the JDK allows one outstanding send), which is never held together with {@link #lock}.
  */
 final class RemoteExecProcess implements ExecProcess, WebSocket.Listener {
@@ -73,9 +74,10 @@ final class RemoteExecProcess implements ExecProcess, WebSocket.Listener {
     /** What callers get: dependent actions run off the WebSocket's threads. */
     private final CompletableFuture<ExitStatus> publicExit = exit.thenApplyAsync(s -> s, Workers.pool());
 
-    private final ReentrantLock sendLock = new ReentrantLock();
-    /** The last send started; the next waits for it (guarded by sendLock). */
-    private CompletableFuture<WebSocket> lastSend = CompletableFuture.completedFuture(null);
+    /** The reusable socket this command runs on; null on a socket of its own. */
+    private final ExecChannel channel;
+    /** Serialises sends: the channel's when on one, else this command's own. */
+    private final ExecChannel.SendSlot slot;
 
     // ---- guarded by lock ----
     private WebSocket ws;
@@ -87,28 +89,46 @@ final class RemoteExecProcess implements ExecProcess, WebSocket.Listener {
     private boolean paused;
     private boolean stdinClosed;
     private boolean stdinCloseSent;
+    /** Whether the command let go of its channel (its exit arrived): it no longer reads or sends on it. */
+    private boolean detached;
 
     // ---- listener state: touched only by the JDK's serial listener calls ----
     private int messageStream = -1;
     private boolean inBinaryMessage;
     private final StringBuilder text = new StringBuilder();
 
-    private RemoteExecProcess(Http http, String what, boolean terminal) {
+    private RemoteExecProcess(Http http, String what, boolean terminal, ExecChannel channel) {
         this.http = http;
         this.what = what;
         this.terminal = terminal;
+        this.channel = channel;
+        this.slot = channel != null ? channel.slot : new ExecChannel.SendSlot();
     }
 
-    /** Opens the stream, sends the request and returns once the daemon reports the command started. */
-    static RemoteExecProcess start(Http http, String streamPath, ExecRequest request) {
-        RemoteExecProcess p = new RemoteExecProcess(http, "exec " + request.argv().get(0) + " at " + http.base() + streamPath,
-                request.terminal().isPresent());
-        WebSocket ws = http.openWebSocket(streamPath, p);
-        p.setSocket(ws);
+    /**
+     * Starts {@code request} in the sandbox {@code sandboxId} and returns once the daemon reports the command
+     * started: on one of {@link Http}'s reusable sockets ({@code /v1/exec/stream}), or on a socket of its own at
+     * {@code streamPath} ({@code …/exec/stream}) with a daemon that has none.
+     */
+    static RemoteExecProcess start(Http http, String sandboxId, String streamPath, ExecRequest request) {
+        ExecChannel c = http.execChannel();
+        boolean terminal = request.terminal().isPresent();
+        RemoteExecProcess p;
+        ObjectNode first = Wire.json(request, false);
+        if (c != null) {
+            p = new RemoteExecProcess(http, "exec " + request.argv().get(0) + " in " + sandboxId + " at " + http.base(),
+                    terminal, c);
+            c.attach(p);
+            p.setSocket(c.socket());
+            first.put("sandbox_id", sandboxId);
+        } else {
+            p = new RemoteExecProcess(http, "exec " + request.argv().get(0) + " at " + http.base() + streamPath, terminal, null);
+            p.setSocket(http.openWebSocket(streamPath, p));
+        }
         http.track(p);
         try {
-            String first = new String(Wire.bytes(Wire.json(request, false)), StandardCharsets.UTF_8);
-            p.send(w -> w.sendText(first, true), "the request");
+            String text = new String(Wire.bytes(first), StandardCharsets.UTF_8);
+            p.send(w -> w.sendText(text, true), "the request");
             p.awaitStarted();
             Optional<byte[]> data = request.stdin();
             if (data.isPresent()) {
@@ -231,6 +251,9 @@ final class RemoteExecProcess implements ExecProcess, WebSocket.Listener {
     private void demand(WebSocket webSocket) {
         lock.lock();
         try {
+            if (detached) {
+                return; // the channel asks for its next message itself
+            }
             if (!belowCapLocked()) {
                 paused = true;
                 return;
@@ -298,9 +321,17 @@ final class RemoteExecProcess implements ExecProcess, WebSocket.Listener {
                     status = s;
                     out.endLocked();
                     err.endLocked();
+                    if (channel != null) { // everything of this command has arrived: the channel is free
+                        detached = true;
+                        ws = null;
+                    }
                     changed.signalAll();
                 } finally {
                     lock.unlock();
+                }
+                if (channel != null) {
+                    channel.detach(this);
+                    http.offerChannel(channel);
                 }
                 exit.complete(s);
             }
@@ -360,21 +391,21 @@ final class RemoteExecProcess implements ExecProcess, WebSocket.Listener {
      */
     private void send(Function<WebSocket, CompletableFuture<WebSocket>> op, String message) {
         try {
-            sendLock.lockInterruptibly();
+            slot.lock.lockInterruptibly();
         } catch (InterruptedException e) {
             throw Http.interrupted();
         }
         try {
             sendLocked(op, message);
         } finally {
-            sendLock.unlock();
+            slot.lock.unlock();
         }
     }
 
     /** Like {@link #send} but gives up (returning false) if the send slot stays busy for a while. */
     private boolean trySend(Function<WebSocket, CompletableFuture<WebSocket>> op, String message) {
         try {
-            if (!sendLock.tryLock(SEND_SLOT_WAIT_MS, TimeUnit.MILLISECONDS)) {
+            if (!slot.lock.tryLock(SEND_SLOT_WAIT_MS, TimeUnit.MILLISECONDS)) {
                 return false;
             }
         } catch (InterruptedException e) {
@@ -384,14 +415,18 @@ final class RemoteExecProcess implements ExecProcess, WebSocket.Listener {
             sendLocked(op, message);
             return true;
         } finally {
-            sendLock.unlock();
+            slot.lock.unlock();
         }
     }
 
     private void sendLocked(Function<WebSocket, CompletableFuture<WebSocket>> op, String message) {
         WebSocket w = socket();
+        if (w == null) { // the command ended and let go of its channel
+            SandboxException ended = endedFailure();
+            throw ended != null ? ended : new SandboxException(ErrorCode.FAILED_PRECONDITION, "the command has exited");
+        }
         try {
-            lastSend.get();
+            slot.last.get();
         } catch (ExecutionException e) {
             // that send's failure was reported to its sender
         } catch (InterruptedException e) {
@@ -403,7 +438,7 @@ final class RemoteExecProcess implements ExecProcess, WebSocket.Listener {
         } catch (IllegalStateException e) {
             throw new SandboxException(ErrorCode.INTERNAL, "sending " + message + " on the exec stream failed: " + e.getMessage(), e);
         }
-        lastSend = f;
+        slot.last = f;
         try {
             f.get();
         } catch (InterruptedException e) {

@@ -46,6 +46,11 @@ final class RemotePaddock implements Paddock {
     static final int PAGE_SIZE = 1000;
 
     private final Http http;
+
+    /** Its transport (tests look at its exec sockets). */
+    Http http() {
+        return http;
+    }
     private final RemoteImages images;
     private final RemoteCodebases codebases;
     private final RemoteVolumes volumes;

@@ -132,7 +132,7 @@ final class RemoteSandbox implements Sandbox {
     @Override
     public ExecProcess start(ExecRequest request) {
         Objects.requireNonNull(request, "request");
-        return RemoteExecProcess.start(http, path + "/exec/stream", request);
+        return RemoteExecProcess.start(http, id.value(), path + "/exec/stream", request);
     }
 
     @Override

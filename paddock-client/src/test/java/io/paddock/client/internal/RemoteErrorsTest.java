@@ -69,6 +69,70 @@ class RemoteErrorsTest {
                 .timeout(Duration.ofMinutes(2)).build();
     }
 
+    @Test
+    void execsReuseTheClientsSocketsAcrossSandboxesAndQuietSpells() throws Exception {
+        Http http = ((RemotePaddock) paddock).http();
+        try (Sandbox a = paddock.create(small()); Sandbox b = paddock.create(small())) {
+            a.exec("true");
+            long opened = http.channelsOpened();
+            for (int i = 0; i < 10; i++) {
+                assertThat(a.exec("echo", "a" + i).stdoutText()).isEqualTo("a" + i + "\n");
+                assertThat(b.exec("echo", "b" + i).stdoutText()).isEqualTo("b" + i + "\n");
+            }
+            assertThat(http.channelsOpened()).as("one socket served 20 commands in two sandboxes").isEqualTo(opened);
+            // longer than the daemon's idle timeout (2 s): its pings keep the idle socket open
+            Thread.sleep(3_000);
+            assertThat(a.exec("echo", "after").stdoutText()).isEqualTo("after\n");
+            assertThat(http.channelsOpened()).as("the idle socket lived through the quiet spell").isEqualTo(opened);
+
+            // stdin sent while the command exits may reach the daemon after the exit: the next command is not touched
+            for (int i = 0; i < 20; i++) {
+                try (ExecProcess p = a.start(ExecRequest.builder().argv("head", "-c", "1").build())) {
+                    try {
+                        for (int k = 0; k < 50; k++) {
+                            p.stdin().write(new byte[100]);
+                            p.stdin().flush();
+                        }
+                    } catch (java.io.IOException | SandboxException e) {
+                        // it exited meanwhile
+                    }
+                    assertThat(p.awaitExit().exitCode()).isZero();
+                }
+                ExecResult next = a.exec("sh", "-c", "cat; echo next" + i);
+                assertThat(next.stdoutText()).isEqualTo("next" + i + "\n");
+            }
+
+            // a command closed while it runs takes its socket down with it; the next opens another
+            ExecProcess sleeping = a.start(ExecRequest.builder().argv("sleep", "60").build());
+            sleeping.close();
+            assertThat(a.exec("echo", "again").stdoutText()).isEqualTo("again\n");
+
+            // commands at once each get a socket; at most a few stay open idle
+            long before = http.channelsOpened();
+            java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(6);
+            java.util.List<CompletableFuture<String>> runs = new java.util.ArrayList<>();
+            for (int t = 0; t < 6; t++) {
+                int n = t;
+                runs.add(CompletableFuture.supplyAsync(() -> {
+                    StringBuilder seen = new StringBuilder();
+                    for (int i = 0; i < 10; i++) {
+                        seen.append((n % 2 == 0 ? a : b).exec("echo", n + "-" + i).stdoutText());
+                    }
+                    return seen.toString();
+                }, threads));
+            }
+            for (int t = 0; t < runs.size(); t++) {
+                StringBuilder want = new StringBuilder();
+                for (int i = 0; i < 10; i++) {
+                    want.append(t).append('-').append(i).append('\n');
+                }
+                assertThat(runs.get(t).get()).isEqualTo(want.toString());
+            }
+            threads.shutdown();
+            assertThat(http.channelsOpened() - before).isLessThanOrEqualTo(6);
+        }
+    }
+
     private static SandboxException thrown(Runnable r) {
         try {
             r.run();

@@ -310,6 +310,7 @@ public final class ApiHandler extends Handler.Abstract {
                 json(response, callback, 200, Wire.json(sb.exec(r)));
             }
             case EXEC_STREAM -> execStream(request, response, callback, sandbox(caller, m));
+            case EXEC_SOCKET -> execSocket(request, response, callback, caller);
             case READ_FILE -> download(response, callback, sandbox(caller, m), pathParam(query, "path"));
             case WRITE_FILE -> upload(request, response, callback, sandbox(caller, m), pathParam(query, "path"));
             case LIST_FILES -> json(response, callback, 200,
@@ -662,11 +663,27 @@ public final class ApiHandler extends Handler.Abstract {
             throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + sb.id() + " is "
                     + state.name().toLowerCase(Locale.ROOT) + "; exec needs a running sandbox");
         }
-        long pingMillis = Math.max(50, limits.idleTimeout().toMillis() / 3);
+        upgrade(request, response, callback, () -> ExecSocket.bound(sb, pinger, pingMillis(), execBytes));
+    }
+
+    /** {@code /v1/exec/stream}: a socket the caller reuses for command after command, in any of its sandboxes. */
+    private void execSocket(Request request, Response response, Callback callback, Caller caller) {
+        String remote = Request.getRemoteAddr(request);
+        String requestId = request.getHeaders().get("X-Request-Id");
+        upgrade(request, response, callback, () -> ExecSocket.reusable(id -> tenancy.get(caller, id),
+                (id, failure, began) -> audit.execOnSocket(caller, remote, requestId, id,
+                        failure == null ? null : failure.code(), began),
+                pinger, pingMillis(), execBytes));
+    }
+
+    private long pingMillis() {
+        return Math.max(50, limits.idleTimeout().toMillis() / 3);
+    }
+
+    private void upgrade(Request request, Response response, Callback callback, java.util.function.Supplier<ExecSocket> socket) {
         boolean upgraded;
         try {
-            upgraded = websockets.upgrade((upReq, upResp, upCb) -> new ExecSocket(sb, pinger, pingMillis, execBytes),
-                    request, response, callback);
+            upgraded = websockets.upgrade((upReq, upResp, upCb) -> socket.get(), request, response, callback);
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) {

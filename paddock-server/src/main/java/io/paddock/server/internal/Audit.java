@@ -78,6 +78,7 @@ public final class Audit {
     static boolean audited(Route r) {
         return switch (r) {
             case EXEC_STREAM -> true;
+            case EXEC_SOCKET -> false; // opening it runs nothing: each command it runs has its entry (execOnSocket)
             case PORT_PROXY, SIGNED_PROXY -> false;
             default -> !"GET".equals(r.method());
         };
@@ -189,6 +190,33 @@ public final class Audit {
         sandbox.filter(SandboxId::isValid).ifPresent(id -> o.put("sandbox", id));
         o.put("outcome", failure.map(Enum::name).orElse("OK"));
         o.put("duration_ms", took.toMillis());
+        o.put("remote", remote);
+        write(o);
+    }
+
+    /**
+     * A command started (or refused) on a reusable exec socket ({@code /v1/exec/stream}): an entry of its own, as
+     * a call to {@code /v1/sandboxes/{id}/exec/stream} has, its action {@code exec_stream}, {@code via}
+     * {@code exec_socket}; no HTTP status (the request is one message on the socket).
+     */
+    void execOnSocket(Caller caller, String remote, String requestId, String sandbox, ErrorCode failure, long startNanos) {
+        if (log == null) {
+            return;
+        }
+        ObjectNode o = Wire.object();
+        o.put("time", Instant.now().truncatedTo(ChronoUnit.MILLIS).toString());
+        if (requestId != null && REQUEST_ID.matcher(requestId).matches()) {
+            o.put("request_id", requestId);
+        }
+        o.put("caller", caller.isOperator() ? "operator" : "tenant");
+        caller.tenant().ifPresent(t -> o.put("tenant", t));
+        o.put("via", "exec_socket");
+        o.put("action", "exec_stream");
+        if (sandbox != null && SandboxId.isValid(sandbox)) {
+            o.put("sandbox", sandbox);
+        }
+        o.put("outcome", failure == null ? "OK" : failure.name());
+        o.put("duration_ms", (System.nanoTime() - startNanos) / 1_000_000);
         o.put("remote", remote);
         write(o);
     }

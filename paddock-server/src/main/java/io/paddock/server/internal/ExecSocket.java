@@ -8,6 +8,7 @@ import io.paddock.ExecRequest;
 import io.paddock.ExitStatus;
 import io.paddock.Sandbox;
 import io.paddock.SandboxException;
+import io.paddock.SandboxState;
 import io.paddock.Signal;
 import io.paddock.internal.Workers;
 import io.paddock.wire.Wire;
@@ -18,6 +19,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -25,9 +27,18 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 
 /**
- * One {@code /v1/sandboxes/{id}/exec/stream} WebSocket: the protocol that openapi.json describes.
+ * One exec stream WebSocket: the protocol that openapi.json describes. Two kinds:
+ * <ul>
+ *   <li>{@code /v1/sandboxes/{id}/exec/stream}, bound to its sandbox: one command, then the server closes it;</li>
+ *   <li>{@code /v1/exec/stream}, reusable: each request names its sandbox ({@code sandbox_id}, resolved and
+ *       authorised for the socket's caller then), and after a command's {@code exit} the socket stays open for
+ *       the caller's next request, as an HTTP/1.1 connection stays open for the next request. This is what the
+ *       Java client keeps a few of: opening a WebSocket costs about as much as the rest of a short exec.
+ *       Between commands, stdin and control messages still in flight for the last one are dropped.</li>
+ * </ul>
  *
  * <p>Backpressure, both ways, with bounded memory (ATTACKS.md A60):
  * <ul>
@@ -48,7 +59,12 @@ public final class ExecSocket implements Session.Listener {
     private static final byte STDOUT = 1;
     private static final byte STDERR = 2;
 
-    private final Sandbox sandbox;
+    /** The bound socket's sandbox; null for a reusable one. */
+    private final Sandbox bound;
+    /** A reusable socket's resolver: a request's sandbox_id to its sandbox, if the caller may use it. */
+    private final Function<String, Sandbox> resolve;
+    /** A reusable socket's record of each command it started (or failed to start). */
+    private final ExecAudit audit;
     private final ScheduledExecutorService pinger;
     private final long pingMillis;
     private final AtomicBoolean ended = new AtomicBoolean();
@@ -57,15 +73,35 @@ public final class ExecSocket implements Session.Listener {
     private volatile Future<?> stdinWrite;
     private volatile ScheduledFuture<?> pings;
     private volatile boolean stdinClosed;
+    /** Commands started on this socket (touched only by Jetty's serial frame calls). */
+    private int started;
     private final Metrics.Bytes bytes;
 
-    /** @param bytes counts stdin into the sandbox and stdout and stderr out of it */
-    public ExecSocket(Sandbox sandbox, ScheduledExecutorService pinger, long pingMillis, Metrics.Bytes bytes) {
-        this.sandbox = sandbox;
+    /** What a reusable socket records for each request: the sandbox it named, and the failure, if any. */
+    @FunctionalInterface
+    public interface ExecAudit {
+        void exec(String sandboxId, SandboxException failure, long startNanos);
+    }
+
+    /** A socket bound to {@code sandbox}: one command. @param bytes counts stdin in, stdout and stderr out */
+    public static ExecSocket bound(Sandbox sandbox, ScheduledExecutorService pinger, long pingMillis, Metrics.Bytes bytes) {
+        return new ExecSocket(sandbox, null, null, pinger, pingMillis, bytes);
+    }
+
+    /** A reusable socket: each request names its sandbox, which {@code resolve} finds for the caller. */
+    public static ExecSocket reusable(Function<String, Sandbox> resolve, ExecAudit audit, ScheduledExecutorService pinger,
+                                      long pingMillis, Metrics.Bytes bytes) {
+        return new ExecSocket(null, resolve, audit, pinger, pingMillis, bytes);
+    }
+
+    private ExecSocket(Sandbox bound, Function<String, Sandbox> resolve, ExecAudit audit,
+                       ScheduledExecutorService pinger, long pingMillis, Metrics.Bytes bytes) {
+        this.bound = bound;
+        this.resolve = resolve;
+        this.audit = audit;
         this.bytes = bytes;
         this.pinger = pinger;
         this.pingMillis = pingMillis;
-        // Its one thread is created with the first stdin chunk; demand-driven, so it never queues more than one.
     }
 
     @Override
@@ -85,10 +121,16 @@ public final class ExecSocket implements Session.Listener {
     @Override
     public void onWebSocketText(String text) {
         try {
-            if (process == null) {
-                start(text);
-            } else {
-                control(text);
+            ExecProcess p = process;
+            if (p != null) {
+                control(p, text);
+            } else if (started == 0 || resolve != null) {
+                JsonNode msg = Wire.parse(text.getBytes(StandardCharsets.UTF_8));
+                if (started > 0 && msg.has("type")) {
+                    // a control message for the last command, sent before its exit arrived: dropped
+                } else {
+                    start(msg);
+                }
             }
             if (!ended.get()) {
                 session.demand();
@@ -101,20 +143,49 @@ public final class ExecSocket implements Session.Listener {
         }
     }
 
-    private void start(String text) {
-        ExecRequest request = Wire.execRequest(Wire.parse(text.getBytes(StandardCharsets.UTF_8)));
-        // Its stdin field is ignored: stdin is streamed.
-        ExecRequest noStdin = request.toBuilder().stdin((byte[]) null).build();
-        ExecProcess p = sandbox.start(noStdin);
-        process = p;
+    private void start(JsonNode msg) {
+        long began = System.nanoTime();
+        Sandbox sandbox = bound;
+        String sandboxId = null;
+        try {
+            if (resolve != null) {
+                JsonNode id = msg instanceof ObjectNode o ? o.remove("sandbox_id") : null;
+                if (id == null || !id.isTextual()) {
+                    throw SandboxException.invalid("sandbox_id", "this socket serves any sandbox: each request names"
+                            + " its sandbox_id");
+                }
+                sandboxId = id.asText();
+                sandbox = resolve.apply(sandboxId);
+                SandboxState state = sandbox.info().state();
+                if (state != SandboxState.RUNNING) {
+                    throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + sandbox.id() + " is "
+                            + state.name().toLowerCase(Locale.ROOT) + "; exec needs a running sandbox");
+                }
+            }
+            ExecRequest request = Wire.execRequest(msg);
+            // Its stdin field is ignored: stdin is streamed.
+            ExecProcess p = sandbox.start(request.toBuilder().stdin((byte[]) null).build());
+            started++;
+            stdinClosed = false;
+            process = p;
+            if (audit != null) {
+                audit.exec(sandboxId, null, began);
+            }
+        } catch (SandboxException e) {
+            if (audit != null) {
+                audit.exec(sandboxId, e, began);
+            }
+            throw e;
+        }
+        ExecProcess p = process;
         if (ended.get()) { // the socket closed while the command started
             cleanup();
             return;
         }
-        ObjectNode started = Wire.object();
-        started.put("type", "started");
-        started.put("exec_id", p.id());
-        session.sendText(Json.text(started), Callback.NOOP);
+        ObjectNode reply = Wire.object();
+        reply.put("type", "started");
+        reply.put("exec_id", p.id());
+        session.sendText(Json.text(reply), Callback.NOOP);
         // Pooled threads: starting two threads per exec cost more CPU than the rest of the stream.
         Future<?> err = Workers.pool().submit(() -> pump(p.stderr(), STDERR));
         Workers.pool().execute(() -> {
@@ -131,10 +202,9 @@ public final class ExecSocket implements Session.Listener {
         });
     }
 
-    private void control(String text) {
+    private void control(ExecProcess p, String text) {
         JsonNode msg = Wire.parse(text.getBytes(StandardCharsets.UTF_8));
         String type = msg.path("type").asText("");
-        ExecProcess p = process;
         switch (type) {
             case "stdin_close" -> {
                 stdinClosed = true;
@@ -157,6 +227,11 @@ public final class ExecSocket implements Session.Listener {
     @Override
     public void onWebSocketBinary(ByteBuffer payload, Callback callback) {
         ExecProcess p = process;
+        if (p == null && started > 0 && resolve != null) {
+            callback.succeed(); // stdin for the last command, sent before its exit arrived: dropped
+            session.demand();
+            return;
+        }
         if (p == null || !payload.hasRemaining() || payload.get(payload.position()) != STDIN) {
             callback.succeed();
             fail(SandboxException.invalid("message", p == null
@@ -229,7 +304,15 @@ public final class ExecSocket implements Session.Listener {
             Thread.currentThread().interrupt();
             return;
         }
-        sendAndClose(msg);
+        if (resolve == null || !"exit".equals(msg.path("type").asText())) {
+            sendAndClose(msg);
+            return;
+        }
+        // Reusable: idle before the exit goes out, so that the next request (sent once the client has the exit)
+        // finds the socket ready for it.
+        process = null;
+        Session s = session;
+        s.sendText(Json.text(msg), Callback.from(() -> { }, t -> close()));
     }
 
     private void fail(SandboxException e) {

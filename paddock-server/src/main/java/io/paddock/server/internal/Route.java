@@ -32,6 +32,7 @@ public enum Route {
     USAGE("GET", "/v1/sandboxes/{id}/usage"),
     EXEC("POST", "/v1/sandboxes/{id}/exec"),
     EXEC_STREAM("GET", "/v1/sandboxes/{id}/exec/stream"),
+    EXEC_SOCKET("GET", "/v1/exec/stream"),
     READ_FILE("GET", "/v1/sandboxes/{id}/files"),
     WRITE_FILE("PUT", "/v1/sandboxes/{id}/files"),
     LIST_FILES("GET", "/v1/sandboxes/{id}/files/list"),
