@@ -42,7 +42,7 @@ import java.util.function.Function;
  *
  * <p>Backpressure, both ways, with bounded memory (ATTACKS.md A60):
  * <ul>
- *   <li>output: one platform thread per stream reads the command's stdout or stderr and sends each chunk
+ *   <li>output: one pooled thread per stream reads the command's stdout or stderr and sends each chunk
  *       with a send whose completion it waits for, so at most one chunk per stream is in flight; a client
  *       that stops reading stops the pump, then the engine's credit window stops the command;</li>
  *   <li>input: demand is explicit; the next frame is demanded only after the previous stdin chunk has
