@@ -9,6 +9,7 @@ import io.paddock.ExitStatus;
 import io.paddock.SandboxException;
 import io.paddock.Signal;
 import io.paddock.TerminalSize;
+import io.paddock.internal.ChunkedInput;
 import io.paddock.internal.Workers;
 import io.paddock.wire.Wire;
 
@@ -19,7 +20,6 @@ import java.net.http.WebSocket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -265,7 +265,7 @@ final class RemoteExecProcess implements ExecProcess, WebSocket.Listener {
     }
 
     private boolean belowCapLocked() {
-        return out.buffered < BUFFER_CAP && err.buffered < BUFFER_CAP;
+        return out.bufferedLocked() < BUFFER_CAP && err.bufferedLocked() < BUFFER_CAP;
     }
 
     /** Called by a consumer after it took data: resumes demand if it was withheld and there is room now. */
@@ -668,114 +668,29 @@ final class RemoteExecProcess implements ExecProcess, WebSocket.Listener {
 
     // ------------------------------------------------------------------ streams
 
-    /** stdout or stderr: chunks offered by the listener, taken by the consumer (all under {@link #lock}). */
-    private final class Inbound extends InputStream {
-        private final ArrayDeque<byte[]> chunks = new ArrayDeque<>();
-        private int headOffset;
-        /** Bytes held (guarded by lock). */
-        long buffered;
-        private boolean eof;
-        private boolean closed;
-        private SandboxException streamFailure;
-
-        void offerLocked(ByteBuffer data) {
-            if (closed || eof) {
-                return; // discarded: nobody will read it
-            }
-            byte[] b = new byte[data.remaining()];
-            data.get(b);
-            chunks.add(b);
-            buffered += b.length;
-            changed.signalAll();
-        }
-
-        void endLocked() {
-            eof = true;
-        }
-
-        void failLocked(SandboxException e) {
-            if (!eof && streamFailure == null) {
-                streamFailure = e;
-            }
-            eof = true;
+    /**
+     * stdout or stderr: chunks offered by the listener, taken by the consumer (all under {@link #lock}); a
+     * consumer that took data, or closed the stream, resumes demand if it was withheld.
+     */
+    private final class Inbound extends ChunkedInput {
+        Inbound() {
+            super(lock, changed);
         }
 
         @Override
-        public int read() {
-            byte[] one = new byte[1];
-            int n = read(one, 0, 1);
-            return n < 0 ? -1 : one[0] & 0xFF;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) {
-            Objects.checkFromIndexSize(off, len, b.length);
-            if (len == 0) {
-                return 0;
-            }
-            int n = 0;
-            lock.lock();
-            try {
-                while (buffered == 0 && !eof && !closed) {
-                    changed.await();
-                }
-                if (closed) {
-                    return -1;
-                }
-                if (buffered == 0) {
-                    if (streamFailure != null) {
-                        throw copy(streamFailure);
-                    }
-                    return -1;
-                }
-                while (n < len && !chunks.isEmpty()) {
-                    byte[] c = chunks.peek();
-                    int take = Math.min(len - n, c.length - headOffset);
-                    System.arraycopy(c, headOffset, b, off + n, take);
-                    n += take;
-                    headOffset += take;
-                    if (headOffset == c.length) {
-                        chunks.poll();
-                        headOffset = 0;
-                    }
-                }
-                buffered -= n;
-            } catch (InterruptedException e) {
-                throw Http.interrupted();
-            } finally {
-                lock.unlock();
-            }
+        protected void afterRead(long took) {
             resumeIfRoom();
-            return n;
         }
 
+        /** Closing discards what is buffered and what arrives from now on, so this stream never stalls the command. */
         @Override
-        public int available() {
-            lock.lock();
-            try {
-                return (int) Math.min(Integer.MAX_VALUE, buffered);
-            } finally {
-                lock.unlock();
-            }
-        }
-
-        /** Discards what is buffered and what arrives from now on, so this stream never stalls the command. */
-        @Override
-        public void close() {
-            lock.lock();
-            try {
-                if (closed) {
-                    return;
-                }
-                closed = true;
-                chunks.clear();
-                headOffset = 0;
-                buffered = 0;
-                changed.signalAll();
-            } finally {
-                lock.unlock();
-            }
+        protected void afterClose(boolean beforeEnd) {
             resumeIfRoom();
+        }
+
+        @Override
+        protected SandboxException toThrow(SandboxException failure) {
+            return copy(failure);
         }
     }
 
