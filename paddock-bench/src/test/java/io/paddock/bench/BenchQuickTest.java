@@ -48,6 +48,8 @@ class BenchQuickTest {
         assertThat(figures.path("P3").path("peers").path("native posix_spawn of echo hi -> first byte").path("p50_us").asDouble())
                 .isPositive();
         assertThat(figures.path("P7").path("checks").path("zero silent loss").asText()).startsWith("met");
+        // P6 destroys every sandbox it made and finds nothing of them left (runc state, cgroups, mounts, leases)
+        assertThat(figures.path("P6").path("checks").path("nothing left after destroy").asText()).startsWith("met");
         assertThat(table).contains("P1 ", "P10 ", "ratio");
     }
 }
