@@ -60,7 +60,7 @@ public final class Bench {
     public static final Path DEFAULT_CACHE = Path.of("/var/cache/paddock-bench");
 
     /**
-     * @param quick    the short mode (under two minutes); otherwise the full one (the spec's sample sizes, a
+     * @param quick    the short mode (a few minutes); otherwise the full one (the spec's sample sizes, a
      *                 10-minute churn; both modes hold 1000 idle sandboxes)
      * @param json     where to write the JSON, or null
      * @param only     the figures to measure (empty: all)
@@ -707,7 +707,8 @@ public final class Bench {
         } else {
             f.peers.put("bwrap idle sandbox (sleep)", "unavailable: " + missingTools.get("bwrap"));
         }
-        // 1000 in both modes: the spec's number, and it takes about a minute here (create ~25 s, destroy ~20 s)
+        // 1000 in both modes, the spec's number: creating them takes 30-80 s here and destroying them 22-57 s,
+        // with the load; P6 takes 2.5-4 minutes in all (docs/BENCHMARKS.md, "Density")
         int wanted = n(1000, 1000, 4);
         int workers = 4;
         long availBefore = Host.meminfo().getOrDefault("MemAvailable", 0L);
