@@ -46,8 +46,8 @@ public final class Bench {
     public static final Path DEFAULT_CACHE = Path.of("/var/cache/paddock-bench");
 
     /**
-     * @param quick    the short mode (under two minutes); otherwise the full one (the spec's sample sizes, a
-     *                 10-minute churn, 1000 idle sandboxes)
+     * @param quick    the short mode (a few minutes); otherwise the full one (the spec's sample sizes, a
+     *                 10-minute churn; both modes hold 1000 idle sandboxes)
      * @param json     where to write the JSON, or null
      * @param only     the figures to measure (empty: all)
      * @param scale    multiplies every sample count and duration (1 normally; the harness's own test uses a

@@ -57,6 +57,8 @@ class BenchQuickTest {
         for (String id : List.of("P1", "P2", "P3", "P4", "P10")) {
             assertThat(figures.path(id).path("load").has("start")).as(id).isTrue();
         }
+        // P6 destroys every sandbox it made and finds nothing of them left (runc state, cgroups, mounts, leases)
+        assertThat(figures.path("P6").path("checks").path("nothing left after destroy").asText()).startsWith("met");
         assertThat(table).contains("P1 ", "P10 ", "ratio", "rounds", "±");
     }
 }

@@ -34,6 +34,13 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class InitClient implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(InitClient.class.getName());
     private static final int READ_BUFFER = 64 * 1024;
+    /**
+     * What the reader holds while nothing streams: an idle sandbox costs its reader this much (twice: the read
+     * buffer and the frame buffer) instead of the 64 KiB + 128 KiB a stream uses (P6: 1000 idle sandboxes).
+     * The read buffer grows to {@link #READ_BUFFER} when a read fills it, and both go back to this size once
+     * no request is in flight.
+     */
+    static final int IDLE_BUFFER = 8 * 1024;
     private static final long READER_STACK = 256 * 1024;
 
     private final ReadableByteChannel in;
@@ -52,6 +59,8 @@ public final class InitClient implements AutoCloseable {
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private final AtomicReference<SandboxException> failure = new AtomicReference<>();
     private final InitFiles files;
+    /** Bytes of buffer the reader holds now (read buffer + frame buffer), for tests and diagnostics. */
+    private volatile int readerBuffers;
 
     /** Receives the frames of one channel id; called on the reader thread, must not block. */
     interface Handler {
@@ -331,11 +340,17 @@ public final class InitClient implements AutoCloseable {
         }
     }
 
+    /** Bytes of buffer the reader thread holds now: 2 x {@link #IDLE_BUFFER} while nothing is in flight. */
+    int readerBufferBytes() {
+        return readerBuffers;
+    }
+
     // ------------------------------------------------------------------ the reader thread
 
     private void readLoop() {
-        ByteBuffer rbuf = ByteBuffer.allocateDirect(READ_BUFFER);
-        byte[] acc = new byte[128 * 1024];
+        ByteBuffer rbuf = ByteBuffer.allocateDirect(IDLE_BUFFER);
+        byte[] acc = new byte[IDLE_BUFFER];
+        readerBuffers = rbuf.capacity() + acc.length;
         int len = 0;
         boolean synced = false;
         byte[] pattern = ByteBuffer.allocate(20).putInt(Frames.MAGIC).put(nonce).array();
@@ -392,6 +407,18 @@ public final class InitClient implements AutoCloseable {
                 if (acc.length > 4 * 1024 * 1024 && len < 128 * 1024) {
                     acc = Arrays.copyOf(acc, 128 * 1024); // shrink after one huge frame
                 }
+                if (n == rbuf.capacity() && n < READ_BUFFER) {
+                    rbuf = ByteBuffer.allocateDirect(READ_BUFFER); // a stream: read in large steps
+                } else if (len == 0 && handlers.isEmpty()) {
+                    // nothing in flight, so nothing streams: give the stream's buffers back (P6)
+                    if (rbuf.capacity() > IDLE_BUFFER) {
+                        rbuf = ByteBuffer.allocateDirect(IDLE_BUFFER);
+                    }
+                    if (acc.length > IDLE_BUFFER) {
+                        acc = new byte[IDLE_BUFFER];
+                    }
+                }
+                readerBuffers = rbuf.capacity() + acc.length;
             }
         } catch (ClosedChannelException e) {
             fail(new SandboxException(ErrorCode.UNAVAILABLE, "the connection to sandbox init " + name + " was closed"));
