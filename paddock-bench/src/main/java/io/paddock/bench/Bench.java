@@ -574,6 +574,7 @@ public final class Bench {
         long begin = System.nanoTime();
         long end = begin + (long) (seconds * 1e9);
         AtomicLong failures = new AtomicLong();
+        Set<String> ids = java.util.concurrent.ConcurrentHashMap.newKeySet();
         ExecutorService pool = Executors.newFixedThreadPool(workers);
         try {
             List<Future<?>> fs = new ArrayList<>();
@@ -582,7 +583,9 @@ public final class Bench {
                     while (System.nanoTime() < end) {
                         long t0 = System.nanoTime();
                         try {
-                            p.create(spec).destroy();
+                            Sandbox sb = p.create(spec);
+                            ids.add(sb.id().value());
+                            sb.destroy();
                             ops.add(new long[] {t0 - begin, System.nanoTime() - t0});
                         } catch (RuntimeException e) {
                             failures.incrementAndGet();
@@ -640,8 +643,20 @@ public final class Bench {
             }
         } finally {
             burstPool.shutdown();
+            made.forEach(sb -> ids.add(sb.id().value()));
             destroyAll(made, workers);
         }
+        // Nothing of any of them may stay on the host: looked for once destroy() has returned for all, and again
+        // for up to 10 s, so that what is removed in the background counts only if it never goes.
+        List<String> left = io.paddock.bench.host.Leftovers.of(LocalOptions.DEFAULT_STATE_DIR, LocalOptions.DEFAULT_STORAGE_DIR, ids);
+        int leftAtOnce = left.size();
+        for (long until = System.nanoTime() + 10_000_000_000L; !left.isEmpty() && System.nanoTime() < until; ) {
+            Thread.sleep(200);
+            left = io.paddock.bench.host.Leftovers.of(LocalOptions.DEFAULT_STATE_DIR, LocalOptions.DEFAULT_STORAGE_DIR, ids);
+        }
+        f.paddock.put("left on the host after destroying all " + ids.size() + " sandboxes",
+                new Quantity(left.size(), "items", Map.of("right after the last destroy", leftAtOnce,
+                        "first", left.isEmpty() ? "" : left.get(0))));
         double allReady = Arrays.stream(ready).max().orElse(0) / 1e9;
         f.paddock.put(burst + " concurrent creates: all ready after", Quantity.of(allReady, "s"));
         f.paddock.put(burst + " concurrent creates: each ready after", Stats.of(ready));
@@ -667,6 +682,8 @@ public final class Bench {
                 + (seconds < 600 ? " (the spec's duration is 10 min: run the full mode)" : ""));
         f.check("p99 drift <= 20 %", drift <= 0.20, String.format(Locale.ROOT, "%+.1f %%", drift * 100));
         f.check(burst + " concurrent creates all ready <= 3 s", allReady <= 3, Report.fmt(allReady) + " s");
+        f.check("nothing left on the host at the end", left.isEmpty(), left.isEmpty() ? "nothing of " + ids.size()
+                + " sandboxes" : left.size() + " items, e.g. " + left.get(0));
     }
 
     // ------------------------------------------------------------------ P6 density
