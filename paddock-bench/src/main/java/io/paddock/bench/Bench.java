@@ -424,7 +424,7 @@ public final class Bench {
 
     private void p2(Paddock p) throws Exception {
         Figure f = report.figure("P2", "create -> first stdout byte, cold (everything made for this request)",
-                "p50 <= runc one-shot + 10 ms");
+                "p50 <= runc one-shot + 5 ms");
         int samples = n(200, 30, 3);
         long[] first = new long[samples];
         long[] destroy = new long[samples];
@@ -445,7 +445,7 @@ public final class Bench {
                 () -> Peers.podmanOneShot(podmanImage), podmanMissing);
         if (runc != null) {
             f.ratio("Paddock cold / runc one-shot (p50)", cold.p50() / runc.p50());
-            f.check("p50 <= runc one-shot + 10 ms", cold.p50() <= runc.p50() + 10_000,
+            f.check("p50 <= runc one-shot + 5 ms", cold.p50() <= runc.p50() + 5_000,
                     String.format(Locale.ROOT, "%+.2f ms", (cold.p50() - runc.p50()) / 1000));
         }
         if (bwrap != null) {
@@ -567,7 +567,8 @@ public final class Bench {
 
     private void p5(Paddock p) throws Exception {
         Figure f = report.figure("P5", "create+destroy churn (cold creates; a pool cannot raise the sustained rate)",
-                ">= 50 sandboxes/s sustained (10 min) with p99 drift <= 20 %; 100 concurrent creates ready in <= 3 s");
+                ">= 1.0x runc run churn sustained (10 min) with p99 drift <= 20 % and nothing left on the host; 100"
+                        + " concurrent creates ready in <= 3 s");
         double seconds = secs(600, 15, 3);
         int workers = 4;
         List<long[]> ops = Collections.synchronizedList(new ArrayList<>());
@@ -675,11 +676,10 @@ public final class Bench {
             f.peers.put("runc run of /bin/true (create, start, wait, delete), " + workers + " workers",
                     Quantity.of(peerRate, "containers/s"));
             f.ratio("Paddock churn / runc run churn", rate / peerRate);
+            f.check(">= 1.0x runc run churn", rate >= peerRate, String.format(Locale.ROOT, "%.2fx", rate / peerRate));
         } else {
             f.peers.put("runc run churn", "unavailable: " + peersMissing);
         }
-        f.check(">= 50 sandboxes/s sustained", rate >= 50, Report.fmt(rate) + "/s over " + Report.fmt(seconds) + " s"
-                + (seconds < 600 ? " (the spec's duration is 10 min: run the full mode)" : ""));
         f.check("p99 drift <= 20 %", drift <= 0.20, String.format(Locale.ROOT, "%+.1f %%", drift * 100));
         f.check(burst + " concurrent creates all ready <= 3 s", allReady <= 3, Report.fmt(allReady) + " s");
         f.check("nothing left on the host at the end", left.isEmpty(), left.isEmpty() ? "nothing of " + ids.size()

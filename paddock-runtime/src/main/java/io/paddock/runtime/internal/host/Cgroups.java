@@ -200,7 +200,11 @@ public final class Cgroups {
      */
     public void killAndRemove(String cgroupsPath) {
         List<Path> dirs = dirs(cgroupsPath);
-        dirs.forEach(Cgroups::thaw); // frozen tasks act on SIGKILL only once thawed (ATTACKS.md R12)
+        List<Path> present = dirs.stream().filter(Files::isDirectory).toList();
+        if (present.isEmpty()) {
+            return; // gone already (a second call of a destroy): nothing to thaw, kill or remove
+        }
+        present.forEach(Cgroups::thaw); // frozen tasks act on SIGKILL only once thawed (ATTACKS.md R12)
         // Killed tasks leave within a millisecond or two: wait 1, 2, 4, 8, 16 ms, then 20 ms at a time (≈ 1 s in all).
         for (int attempt = 0; attempt < 53; attempt++) {
             boolean left = false;
