@@ -38,7 +38,7 @@ final class ColdFigure {
 
     void run(Paddock p) throws Exception {
         Figure f = report.figure("P2", "create -> first stdout byte, cold (everything made for this request)",
-                "p50 <= runc one-shot + 10 ms");
+                "p50 <= runc one-shot + 5 ms");
         int samples = n(200, 30, 3);
         Rounds rounds = new Rounds(o.rounds());
         Rounds.Series first = rounds.series();
@@ -70,7 +70,7 @@ final class ColdFigure {
         Stats podman = podmanPeer.finish();
         if (runc != null) {
             f.ratio("Paddock cold / runc one-shot (p50)", cold.p50() / runc.p50());
-            f.check("p50 <= runc one-shot + 10 ms", cold.p50() <= runc.p50() + 10_000,
+            f.check("p50 <= runc one-shot + 5 ms", cold.p50() <= runc.p50() + 5_000,
                     String.format(Locale.ROOT, "%+.2f ms", (cold.p50() - runc.p50()) / 1000));
         }
         if (bwrap != null) {

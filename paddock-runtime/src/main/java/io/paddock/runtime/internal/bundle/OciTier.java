@@ -172,7 +172,8 @@ public abstract class OciTier implements SandboxRuntime {
             OciSpec spec = OciSpecBuilder.build(plan);
             Files.write(bundle.resolve("config.json"), JSON.writeValueAsBytes(spec));
             BundlePlan built = plan;
-            return runWithChannel(id, bundle, request.preamble(), undo,
+            // The FIFOs were made with the root (mountImageRoot, mountHostRoot), in the same process.
+            return runWithChannel(id, bundle, request.preamble(), undo, false,
                     (toInit, fromInit, log) -> launch(id, bundle, built, toInit, fromInit, log));
         } catch (IOException | RuntimeException e) {
             throw unwind(e, undo, "creating sandbox " + id);
@@ -201,6 +202,11 @@ public abstract class OciTier implements SandboxRuntime {
         return slot;
     }
 
+    /** The FIFOs of the init's channel in a new sandbox's bundle: to the init, from the init. */
+    private List<Path> fifos(SandboxId id) {
+        return List.of(bundle(id).resolve("to-init"), bundle(id).resolve("from-init"));
+    }
+
     /** Starts the runtime of a prepared bundle with the init's stdio connected to the FIFOs (launch or restore). */
     @FunctionalInterface
     private interface Launcher {
@@ -208,16 +214,18 @@ public abstract class OciTier implements SandboxRuntime {
     }
 
     /**
-     * The init's channel around {@code launcher}: the FIFOs made and held read-write (opening a FIFO read-write
-     * never blocks, so both ends exist before the runtime opens them) with {@code preamble} written first; once the
+     * The init's channel around {@code launcher}: the FIFOs (made here with {@code makeFifos}, else made already
+     * with the sandbox's root) held read-write (opening a FIFO read-write never blocks, so both ends exist before the runtime opens them) with {@code preamble} written first; once the
      * init holds its ends, one-directional ends replace them, so that its death reads as end of file and writes to
      * a dead init fail instead of filling the pipe. Pushes the runtime's undo.
      */
     private RuntimeSandbox runWithChannel(SandboxId id, Path bundle, byte[] preamble, Deque<Runnable> undo,
-                                          Launcher launcher) throws IOException {
+                                          boolean makeFifos, Launcher launcher) throws IOException {
         Path toInit = bundle.resolve("to-init");
         Path fromInit = bundle.resolve("from-init");
-        Fifos.create(toInit, fromInit);
+        if (makeFifos) {
+            Fifos.create(toInit, fromInit);
+        }
         try (FileChannel inRw = new RandomAccessFile(toInit.toFile(), "rw").getChannel();
              FileChannel outRw = new RandomAccessFile(fromInit.toFile(), "rw").getChannel()) {
             writeFully(inRw, preamble);
@@ -271,7 +279,7 @@ public abstract class OciTier implements SandboxRuntime {
         }
         mounts.addAll(ImageRoots.mounts(host.initBinary(), preload));
         // One process makes the writable layer (a subvolume limited to `disk`), its first entries and the mount.
-        host.rootfsTool().create(plan.uidBase(), writable.of(id), request.spec().disk().bytes(), image.layersDir(),
+        host.rootfsTool().create(fifos(id), plan.uidBase(), writable.of(id), request.spec().disk().bytes(), image.layersDir(),
                 lowers, rootfs, entries);
         Filesystems.recordRoot(bundle(id), image.layersDir(), lowers);
         return plan.withImageRoot(rootfs.toString(), mounts,
@@ -293,7 +301,7 @@ public abstract class OciTier implements SandboxRuntime {
         undo.push(() -> writable.delete(id));
         undo.push(() -> removeImageRoot(id));
         BundlePlan.RootUser user = BundlePlan.hostUserOnWritableRoot(request.spec());
-        host.rootfsTool().create(plan.uidBase(), writable.of(id), request.spec().disk().bytes(), base.root().getParent(),
+        host.rootfsTool().create(fifos(id), plan.uidBase(), writable.of(id), request.spec().disk().bytes(), base.root().getParent(),
                 List.of(base.layerName()), rootfs, ImageRoots.hostUpperEntries(plan.uidBase(), user.uid(), user.gid(),
                         base.root(), request.spec().workdir()));
         Filesystems.recordRoot(bundle(id), base.root().getParent(), List.of(base.layerName()));
@@ -433,18 +441,28 @@ public abstract class OciTier implements SandboxRuntime {
         return () -> host.cgroups().thaw(path);
     }
 
-    /** Removes an image sandbox's root: the overlay mount, then its writable layer. Idempotent. */
+    /**
+     * Removes an image sandbox's root: the overlay mount, then its writable layer (one process when both are
+     * there). Idempotent.
+     */
     private void removeImageRoot(SandboxId id) {
         Path rootfs = rootfsOf(id);
+        Path layer = host.storageDir().resolve("writable").resolve(id.value()); // host.writable() sets up on first use
+        boolean hasLayer = Files.exists(layer, java.nio.file.LinkOption.NOFOLLOW_LINKS);
         if (Files.exists(rootfs, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-            host.rootfsTool().unmount(rootfs);
+            if (hasLayer) {
+                host.rootfsTool().removeRoot(rootfs, layer);
+                hasLayer = false;
+            } else {
+                host.rootfsTool().unmount(rootfs);
+            }
             try {
                 Files.deleteIfExists(rootfs);
             } catch (IOException e) {
                 throw new SandboxException(ErrorCode.INTERNAL, "cannot remove " + rootfs + ": " + e, e);
             }
         }
-        if (Files.exists(host.storageDir().resolve("writable").resolve(id.value()), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        if (hasLayer) {
             host.writable().delete(id);
         }
     }
@@ -577,7 +595,7 @@ public abstract class OciTier implements SandboxRuntime {
             if (Files.isRegularFile(bundle(source).resolve(Filesystems.FILE))) {
                 Files.copy(bundle(source).resolve(Filesystems.FILE), bundle.resolve(Filesystems.FILE));
             }
-            return runWithChannel(id, bundle, request.preamble(), undo,
+            return runWithChannel(id, bundle, request.preamble(), undo, true,
                     (toInit, fromInit, log) -> restoreForkInRuntime(source, id, bundle, toInit, fromInit, log));
         } catch (IOException | RuntimeException e) {
             throw unwind(e, undo, "forking sandbox " + source + " as " + id);

@@ -200,8 +200,21 @@ public final class Cgroups {
      */
     public void killAndRemove(String cgroupsPath) {
         List<Path> dirs = dirs(cgroupsPath);
-        dirs.forEach(Cgroups::thaw); // frozen tasks act on SIGKILL only once thawed (ATTACKS.md R12)
-        for (int attempt = 0; attempt < 50; attempt++) {
+        List<Path> present = dirs.stream().filter(Files::isDirectory).toList();
+        if (present.isEmpty()) {
+            return; // gone already (a second call of a destroy): nothing to thaw, kill or remove
+        }
+        present.forEach(Cgroups::thaw); // frozen tasks act on SIGKILL only once thawed (ATTACKS.md R12)
+        // First the tasks of one hierarchy (on v1 every task of the sandbox is in each), watched with one small read
+        // per step until they are gone, rather than killing and trying every hierarchy again at each step; then the
+        // passes below kill whatever any hierarchy still has and remove the directories. Killed tasks leave within
+        // a few milliseconds: wait 1, 2, 4, 8, 16 ms, then 20 ms at a time (≈ 1 s in all).
+        Path watch = present.get(0);
+        killProcesses(watch);
+        for (int step = 0; step < 10 && hasTasks(watch); step++) {
+            sleep(Math.min(20, 1L << step));
+        }
+        for (int attempt = 0; attempt < 53; attempt++) {
             boolean left = false;
             for (Path dir : dirs) {
                 if (!Files.isDirectory(dir)) {
@@ -217,7 +230,7 @@ public final class Cgroups {
             if (!left) {
                 return;
             }
-            sleep(20);
+            sleep(Math.min(20, 1L << attempt));
         }
         throw new SandboxException(ErrorCode.INTERNAL, "cgroup " + cgroupsPath
                 + " still has processes that do not die (uninterruptible?); cleanup will be retried");
@@ -268,6 +281,15 @@ public final class Cgroups {
             }
         } catch (IOException e) {
             // gone meanwhile, or not a freezer: the kill loop below reports what stays
+        }
+    }
+
+    /** Whether the cgroup directory lists any task (false when it is gone or unreadable). */
+    private static boolean hasTasks(Path dir) {
+        try (java.io.InputStream in = Files.newInputStream(dir.resolve("cgroup.procs"))) {
+            return in.read() >= 0;
+        } catch (IOException e) {
+            return false;
         }
     }
 

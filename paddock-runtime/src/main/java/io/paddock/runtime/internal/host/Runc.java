@@ -98,12 +98,27 @@ public final class Runc {
         }
     }
 
-    /** {@code runc delete --force}: kills the container's processes and removes its cgroups and state. */
-    public void deleteForce(String id) {
-        HostProcess.Result r = HostProcess.run(
-                List.of(binary.toString(), "--root", stateRoot.toString(), "delete", "--force", id), TIMEOUT);
-        if (!r.ok() && !r.output().contains("does not exist") && !r.output().contains("not found")) {
-            throw new SandboxException(ErrorCode.INTERNAL, "runc delete " + id + " failed: " + r.output());
+    /**
+     * What {@code runc delete} does for a container whose processes are gone and whose cgroups are removed (see
+     * {@link Cgroups#killAndRemove}), without starting runc: removes runc's state directory for it (its
+     * {@code state.json}, and the exec FIFO of one never started). runc 1.1's delete of a stopped container is
+     * exactly that (cgroups destroyed, then the state directory), as the spec has no hooks and its own pid
+     * namespace; starting the Go binary for it costs ≈ 5 ms and ≈ 7 ms of CPU per destroy. Nothing there is
+     * fine.
+     */
+    public void removeState(String id) {
+        if (id.isEmpty() || id.contains("/") || id.equals(".") || id.equals("..")) {
+            throw new IllegalArgumentException("bad container id " + id);
+        }
+        Path dir = stateRoot.resolve(id);
+        try (java.util.stream.Stream<Path> walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (java.nio.file.NoSuchFileException e) {
+            // no state: nothing to do
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.INTERNAL, "cannot remove runc's state of " + id + ": " + e, e);
         }
     }
 

@@ -102,8 +102,15 @@ public final class RuncRuntime extends OciTier {
         return runc.hasState(id.value());
     }
 
+    /**
+     * {@code runc delete --force} without runc: every process of the sandbox's cgroups is killed (the init is PID 1
+     * of the sandbox's own pid namespace, so its death takes the rest) and the cgroups removed, and only then
+     * runc's state directory ({@link Runc#removeState}). A container that still runs is what {@code --force} is
+     * for; runc would SIGKILL its init and poll for it in 100 ms steps.
+     */
     @Override
     protected void removeFromRuntime(SandboxId id) {
-        runc.deleteForce(id.value());
+        host.cgroups().killAndRemove(cgroupsPath(id));
+        runc.removeState(id.value());
     }
 }
