@@ -527,6 +527,7 @@ int main(int argc, char **argv)
     exec_tracking_init();
     if (!(g.tenant_caps & (1ull << 1)))
         drop_cap(1, "CAP_DAC_OVERRIDE");
+    commands_prepare();
     /* A bigger pipe towards the engine means fewer wake-ups; failure (not a pipe, or above
      * /proc/sys/fs/pipe-max-size) is fine. */
     (void)fcntl(1, F_SETPIPE_SZ, 1 << 20);
