@@ -122,6 +122,19 @@ public final class Peers implements AutoCloseable {
     }
 
     /**
+     * {@code runsc exec} of {@code echo hi} into a running runsc sandbox (one of the engine's: its runsc state
+     * directory and id), as the sandbox user with the locale Paddock's commands get: what running a command in an
+     * existing gVisor sandbox costs without Paddock's init.
+     */
+    public long runscExec(Path runscRoot, String id) throws IOException, InterruptedException {
+        if (runsc == null) {
+            throw new IOException("runsc is not installed (apt-get install -y runsc)");
+        }
+        return timeToFirstByte(new ProcessBuilder(runsc.toString(), "--root", runscRoot.toString(), "exec",
+                "--user", "1000:1000", "--cwd", "/workspace", "--env", "LANG=C.UTF-8", id, "/bin/echo", "hi"));
+    }
+
+    /**
      * {@code podman --runtime runc run --rm --network=none IMAGE /bin/echo hi}. podman's default open-files and
      * process rlimits are above this host's hard limits (no CAP_SYS_RESOURCE: runc fails "error setting rlimit
      * type 7"), so they are set to Paddock's defaults.
