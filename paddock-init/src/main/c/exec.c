@@ -2,19 +2,23 @@
  *
  * Process layout of one exec:
  *
- *   init (PID 1) --fork--> shim (subreaper, still root in the userns) --fork--> command (dropped)
+ *   init (PID 1) --fork--> shim (subreaper, still root in the userns) --clone(VM|VFORK)--> command (dropped)
  *
  * The shim exists so that every orphaned descendant of the command is reparented to it, not to the init:
  * the init then knows which exec a process belongs to (the tree under the shim), and the kernel keeps
  * doing the bookkeeping for us. The shim reports over a private pipe with fixed-size records, each one
  * write() of less than PIPE_BUF, so records arrive whole.
  *
+ * Without child subreapers (gVisor) orphans go to the init whatever the shim does, so there is none: the init
+ * starts the command itself (clone(VM|VFORK), suspended until the command has executed), which joins the exec's
+ * cgroup before its exec, and the init reaps it and makes the shim's records itself (exec "direct").
+ *
  * A command with SPAWN_PTY runs on a pseudo-terminal instead of pipes: its stdin, stdout and stderr are the
  * terminal's slave side (also its controlling terminal), and the init holds the master, which it reads as
  * the exec's stdout and writes the exec's stdin to. The master reads EIO once every slave descriptor is
  * closed: that is the end of its output, as end of file is for a pipe. gVisor's master never reads EIO (an
- * empty one just has nothing to read), so once the shim is gone, and with it every process of the exec that
- * could hold the terminal, an empty master is the end of the output too. */
+ * empty one just has nothing to read), so once the shim (direct: the command) is gone, and with it every
+ * process of the exec that could hold the terminal, an empty master is the end of the output too. */
 #include "init.h"
 
 #include <dirent.h>
@@ -53,6 +57,8 @@ struct exec {
     uint32_t id;
     pid_t shim_pid;
     int shim_alive;
+    int direct;                /* no shim (exec_direct): the init started the command itself */
+    pid_t direct_pid;          /* direct: the command's pid until the init has reaped it */
     pid_t pid;                 /* the command, 0 until SPAWNED */
     int status_fd;             /* shim -> init records */
     struct shim_rec rec;       /* partial record being read */
@@ -587,6 +593,21 @@ struct command_arg {
     struct shim_rec *fail;
 };
 
+/* Moves the calling process into the exec's cgroup cg ("" = none); a failure is logged to logfd. */
+static void join_cgroup(const char *cg, int logfd)
+{
+    if (!cg[0])
+        return;
+    char path[128], pid[16];
+    snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    int n = snprintf(pid, sizeof(pid), "%d", (int)getpid());
+    if (fd < 0 || write(fd, pid, (size_t)n) != n)
+        dprintf(logfd, "exec: joining %s: %s\n", cg, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+}
+
 static int command_main(void *p)
 {
     struct command_arg *a = p;
@@ -597,23 +618,38 @@ static int command_main(void *p)
 /* The command's stack until its exec: it shares the shim's memory (CLONE_VM), which waits meanwhile. */
 static char command_stack[64 * 1024] __attribute__((aligned(16)));
 
+struct direct_arg {
+    struct spawn_req *s;
+    struct shim_rec *fail;
+    const char *cg;
+    int src[3]; /* the command's stdin, stdout and stderr in the init */
+};
+
+/* The command started by the init itself (exec_direct): into the exec's cgroup, stdio in place, then as from a
+ * shim. Shares the init's memory, the init suspended, until its exec. */
+static int direct_main(void *p)
+{
+    struct direct_arg *a = p;
+    join_cgroup(a->cg, 2); /* fd 2 is still the init's log here */
+    int tmp[3];
+    for (int i = 0; i < 3; i++)
+        if ((tmp[i] = fcntl(a->src[i], F_DUPFD, 10)) < 0)
+            child_fail(a->fail, errno, "stdio", NULL);
+    for (int i = 0; i < 3; i++)
+        if (dup2(tmp[i], i) < 0)
+            child_fail(a->fail, errno, "stdio", NULL);
+    run_command(a->s, a->fail); /* closes every fd above 2 */
+    return 127;
+}
+
 /* In the shim: fd 0..2 are the command's stdio, fd 3 the report pipe, fd 4 the log. Never returns. */
 static void run_shim(struct spawn_req *s, const char *cg)
 {
     if (have_subreaper())
         prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    if (cg[0]) {
-        /* Before the command exists, so that it and everything it starts are born in the exec's cgroup. */
-        char path[128], pid[16];
-        snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-        int fd = open(path, O_WRONLY | O_CLOEXEC);
-        int n = snprintf(pid, sizeof(pid), "%d", (int)getpid());
-        if (fd < 0 || write(fd, pid, (size_t)n) != n)
-            dprintf(4, "shim: joining %s: %s\n", cg, strerror(errno)); /* fd 4: the init's log */
-        if (fd >= 0)
-            close(fd);
-    }
+    /* Before the command exists, so that it and everything it starts are born in the exec's cgroup. */
+    join_cgroup(cg, 4); /* fd 4: the init's log */
     struct shim_rec r;
     memset(&r, 0, sizeof(r));
     /* The command is started as posix_spawn does, in the shim's memory and with the shim suspended until it has
@@ -703,6 +739,8 @@ static int open_pty(const struct spawn_req *s, int *master, int *slave)
     return 0;
 }
 
+static void on_record(struct exec *e, const struct shim_rec *r);
+
 void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
 {
     if (id == 0) {
@@ -759,7 +797,11 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
     }
     if (!pty)
         ok = ok && pipe2(out, O_CLOEXEC) == 0 && pipe2(err, O_CLOEXEC) == 0;
-    ok = ok && pipe2(st, O_CLOEXEC) == 0;
+    /* Without child subreapers (gVisor) a shim keeps no orphan of the exec (they go to the init), so it would only
+     * cost a fork per exec (a new address space: a host process on gVisor's ptrace platform): the init starts the
+     * command itself, in the exec's cgroup, and reaps it. */
+    int direct = !have_subreaper();
+    ok = ok && (direct || pipe2(st, O_CLOEXEC) == 0);
     struct exec *e = ok ? calloc(1, sizeof(*e)) : NULL;
     if (!e) {
         int saved = errno ? errno : ENOMEM;
@@ -781,7 +823,11 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
             e->cg[0] = 0;
         }
     }
-    pid_t shim = fork();
+    struct shim_rec fr;
+    memset(&fr, 0, sizeof(fr));
+    struct direct_arg da = {&s, &fr, e->cg, {in[0], out[1], err[1]}};
+    pid_t shim = direct ? clone(direct_main, command_stack + sizeof(command_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &da)
+                        : fork();
     if (shim == 0) {
         /* Put the shim's fds in place: copies above 10 first, so that dup2 never clobbers a source. */
         int src[5] = {in[0], out[1], err[1], st[1], 2};
@@ -815,9 +861,15 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
         return;
     }
     e->id = id;
-    e->shim_pid = shim;
-    e->shim_alive = 1;
-    e->status_fd = st[0];
+    if (direct) {
+        e->direct = 1;
+        e->direct_pid = shim;
+        e->status_fd = -1;
+    } else {
+        e->shim_pid = shim;
+        e->shim_alive = 1;
+        e->status_fd = st[0];
+    }
     e->stdin_fd = in[1];
     buf_init(&e->stdin_buf, STDIN_WINDOW);
     e->out_fd[0] = out[0];
@@ -842,6 +894,18 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
     n_live++;
     n_records++;
     spawn_req_free(&s);
+    if (direct) {
+        /* The command has executed or failed by now (CLONE_VFORK): what a shim would have reported. */
+        struct shim_rec r;
+        memset(&r, 0, sizeof(r));
+        if (__atomic_load_n(&fr.type, __ATOMIC_ACQUIRE) == REC_FAILED) {
+            r = fr;
+        } else {
+            r.type = REC_SPAWNED;
+            r.pid = shim;
+        }
+        on_record(e, &r);
+    }
     if (e->eof_pending)
         write_stdin(e);
 }
@@ -1126,13 +1190,32 @@ void exec_reap(void)
 {
     for (;;) {
         int st;
-        pid_t w = waitpid(-1, &st, WNOHANG);
+        struct rusage ru;
+        pid_t w = wait4(-1, &st, WNOHANG, &ru);
         if (w <= 0)
             return;
         for (struct exec *e = execs; e; e = e->next) {
             if (e->shim_pid == w && e->shim_alive) {
                 e->shim_alive = 0;
                 e->pty_orphaned = e->pty;
+                break;
+            }
+            if (e->direct && e->direct_pid == w) {
+                /* Its orphans are the init's now, as they were with a shim under gVisor. */
+                e->direct_pid = 0;
+                e->pty_orphaned = e->pty;
+                if (!e->main_exited) {
+                    struct shim_rec r;
+                    memset(&r, 0, sizeof(r));
+                    r.type = REC_EXIT;
+                    r.pid = w;
+                    r.status = st;
+                    r.utime_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec;
+                    r.stime_us = (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
+                    r.maxrss_kb = ru.ru_maxrss;
+                    on_record(e, &r);
+                    maybe_end(e); /* may free e */
+                }
                 break;
             }
         }
