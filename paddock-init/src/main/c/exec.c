@@ -519,12 +519,25 @@ void commands_prepare(void)
     g.bset_clean = clean;
 }
 
+/* SIG_DFL for sig with the raw system call: libc (musl) refuses signals 32-34, which it keeps for itself, so an
+ * init that inherited them ignored (as from a JVM's spawn) would have passed that on. */
+static void reset_signal(int sig)
+{
+    struct {
+        void (*handler)(int);
+        unsigned long flags;
+        void (*restorer)(void);
+        uint64_t mask;
+    } ksa = {SIG_DFL, 0, NULL, 0};
+    syscall(SYS_rt_sigaction, sig, &ksa, NULL, sizeof(ksa.mask));
+}
+
 /* In the command: fd 0..2 are its stdio; a failure before its exec is written to *fail. Never returns. */
 static void run_command(struct spawn_req *s, struct shim_rec *fail)
 {
     for (int sig = 1; sig < 65; sig++)
         if (g.sig_nondefault & (1ULL << (sig - 1)))
-            signal(sig, SIG_DFL);
+            reset_signal(sig);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
