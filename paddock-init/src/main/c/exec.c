@@ -498,11 +498,16 @@ void commands_prepare(void)
     if (status_mask(b, "SigIgn:", &ign) == 0 && status_mask(b, "SigCgt:", &cgt) == 0) {
         g.sig_nondefault = ign | cgt;
     } else {
-        /* gVisor's status has no signal masks: ask for each disposition. */
+        /* gVisor's status has no signal masks: ask for each disposition (raw: musl refuses 32-34). */
         g.sig_nondefault = 0;
         for (int sig = 1; sig < 65; sig++) {
-            struct sigaction sa;
-            if (sigaction(sig, NULL, &sa) != 0 || sa.sa_handler != SIG_DFL)
+            struct {
+                void (*handler)(int);
+                unsigned long flags;
+                void (*restorer)(void);
+                uint64_t mask;
+            } old = {SIG_DFL, 0, NULL, 0};
+            if (syscall(SYS_rt_sigaction, sig, NULL, &old, sizeof(old.mask)) != 0 || old.handler != SIG_DFL)
                 g.sig_nondefault |= 1ULL << (sig - 1);
         }
     }
