@@ -42,6 +42,11 @@ struct init_state {
     /* Capabilities a command running as uid 0 keeps (--tenant-caps): none, except in image builds' sandboxes,
      * whose RUN steps install packages as root of their own user namespace, as docker build does. */
     uint64_t tenant_caps;
+    /* Signals (bit sig-1) whose disposition in the init is not the default, found once at start-up
+     * (commands_prepare): the only ones a command must reset before its exec. */
+    uint64_t sig_nondefault;
+    /* The bounding set holds nothing beyond tenant_caps: dropped once at start-up, so commands need not. */
+    int bset_clean;
 };
 
 extern struct init_state g;
@@ -81,6 +86,8 @@ int exec_poll_count(void);
 void exec_kill_all(void);
 /* Without child subreapers (gVisor): a cgroup hierarchy in which each exec's processes get a cgroup. */
 void exec_tracking_init(void);
+/* Once, at start-up: what every command would otherwise do before its exec (see sig_nondefault, bset_clean). */
+void commands_prepare(void);
 /* SIGKILLs every descendant of root (not root itself) until none is alive; bounded. */
 void kill_tree(pid_t root, pid_t sid);
 

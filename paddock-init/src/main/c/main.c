@@ -510,8 +510,10 @@ int main(int argc, char **argv)
     buf_init(&g.out, OUT_MAX);
     asm_init(&asmb);
 
-    /* Nothing but the channel and the log may be open (no leaked fds reach a command). */
-    if (syscall(SYS_close_range, 3u, ~0u, 0u) < 0)
+    /* Nothing but the channel and the log may be open (no leaked fds reach a command). INT32_MAX, not ~0u, as
+     * the bound: both mean every descriptor on Linux, but gVisor refuses a bound above INT32_MAX (EINVAL), and
+     * the fallback below was then 1021 close calls, about 12 ms of every runsc sandbox's start. */
+    if (syscall(SYS_close_range, 3u, (unsigned)INT32_MAX, 0u) < 0)
         for (int fd = 3; fd < 1024; fd++)
             close(fd);
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -527,6 +529,7 @@ int main(int argc, char **argv)
     exec_tracking_init();
     if (!(g.tenant_caps & (1ull << 1)))
         drop_cap(1, "CAP_DAC_OVERRIDE");
+    commands_prepare();
     /* A bigger pipe towards the engine means fewer wake-ups; failure (not a pipe, or above
      * /proc/sys/fs/pipe-max-size) is fine. */
     (void)fcntl(1, F_SETPIPE_SZ, 1 << 20);

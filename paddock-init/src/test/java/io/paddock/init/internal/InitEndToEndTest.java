@@ -99,6 +99,20 @@ class InitEndToEndTest {
     }
 
     @Test
+    void commandsStartWithDefaultDispositionsAnEmptyMaskAndNoBoundingSet() throws Exception {
+        // The init ignores SIGPIPE itself; this one was also started with SIGHUP and SIGUSR1 ignored, which it
+        // finds once at start-up (commands_prepare) for every command to reset.
+        try (InitProcess ignoring = InitProcess.started(dir.resolve("ignoring"), "HUP", "USR1")) {
+            for (InitProcess p : List.of(init, ignoring)) {
+                ExecResult r = p.client.run(SpawnRequest.builder("grep", "-E", "^(SigIgn|SigBlk|CapBnd):", "/proc/self/status")
+                        .user(InitProcess.uid(), InitProcess.gid()).cwd(p.workdir.toString()).build(), null);
+                assertThat(r.stdoutText()).as(r.stderrText()).contains("SigIgn:\t0000000000000000")
+                        .contains("SigBlk:\t0000000000000000").contains("CapBnd:\t0000000000000000");
+            }
+        }
+    }
+
+    @Test
     void leaksNoFileDescriptorsIntoCommands() {
         ExecResult r = run("sh", "-c", "ls /proc/self/fd");
         // 0, 1, 2 and the fd ls opens for the directory listing itself

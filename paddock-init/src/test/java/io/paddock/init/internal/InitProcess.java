@@ -11,6 +11,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /** The real init binary as a plain child process; its stdin/stdout pipes are the channel. */
@@ -26,20 +28,25 @@ final class InitProcess implements AutoCloseable {
     final ReadableByteChannel readChannel;
     InitClient client;
 
-    InitProcess(Path dir) throws IOException {
+    InitProcess(Path dir, String... ignoredSignals) throws IOException {
         Files.createDirectories(dir);
         workdir = dir.resolve("work");
         log = dir.resolve("init.log");
-        process = new ProcessBuilder(BINARY.toAbsolutePath().toString(), "--uid=" + uid(), "--gid=" + gid(),
-                "--workdir=" + workdir).redirectError(log.toFile()).start();
+        List<String> argv = new ArrayList<>();
+        if (ignoredSignals.length > 0) {
+            // As a runtime started from a shell that ignores them would: the init inherits them ignored.
+            argv.addAll(List.of("/bin/sh", "-c", "trap '' " + String.join(" ", ignoredSignals) + "; exec \"$0\" \"$@\""));
+        }
+        argv.addAll(List.of(BINARY.toAbsolutePath().toString(), "--uid=" + uid(), "--gid=" + gid(), "--workdir=" + workdir));
+        process = new ProcessBuilder(argv).redirectError(log.toFile()).start();
         toInit = process.getOutputStream();
         fromInit = process.getInputStream();
         writeChannel = flushing(toInit);
         readChannel = Channels.newChannel(fromInit);
     }
 
-    static InitProcess started(Path dir) throws IOException {
-        InitProcess p = new InitProcess(dir);
+    static InitProcess started(Path dir, String... ignoredSignals) throws IOException {
+        InitProcess p = new InitProcess(dir, ignoredSignals);
         p.client = p.attach(nonce());
         return p;
     }

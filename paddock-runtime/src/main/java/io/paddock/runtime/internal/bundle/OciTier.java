@@ -114,6 +114,11 @@ public abstract class OciTier implements SandboxRuntime {
         return SeccompProfile.Dialect.KERNEL;
     }
 
+    /** The spec's annotations, for the runtime: none unless the tier says otherwise. */
+    protected java.util.Map<String, String> annotations(BundlePlan plan) {
+        return java.util.Map.of();
+    }
+
     /**
      * Whether the sandbox joins a user namespace made for it beforehand (at {@link #USERNS_LINK} in its bundle;
      * see {@link BundlePlan#userns()}), rather than one its runtime creates. False unless the tier says otherwise.
@@ -169,7 +174,7 @@ public abstract class OciTier implements SandboxRuntime {
                 plan = plan.inNetns(new BundlePlan.Netns(request.network().get().path().toString(), resolv.toString(),
                         sysfs.toString(), caBundle));
             }
-            OciSpec spec = OciSpecBuilder.build(plan);
+            OciSpec spec = OciSpecBuilder.build(plan).withAnnotations(annotations(plan));
             Files.write(bundle.resolve("config.json"), JSON.writeValueAsBytes(spec));
             BundlePlan built = plan;
             // The FIFOs were made with the root (mountImageRoot, mountHostRoot), in the same process.

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 
 import java.util.List;
+import java.util.Map;
 
 /**
  * The subset of the OCI runtime specification (config.json, version 1.0.2) that Paddock writes. Plain
@@ -11,8 +12,21 @@ import java.util.List;
  * pins its JSON form.
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
-@JsonPropertyOrder({"ociVersion", "process", "root", "hostname", "mounts", "linux"})
-public record OciSpec(String ociVersion, Process process, Root root, String hostname, List<Mount> mounts, Linux linux) {
+@JsonPropertyOrder({"ociVersion", "process", "root", "hostname", "mounts", "linux", "annotations"})
+public record OciSpec(String ociVersion, Process process, Root root, String hostname, List<Mount> mounts, Linux linux,
+                      Map<String, String> annotations) {
+
+    /** A spec without annotations. */
+    public OciSpec(String ociVersion, Process process, Root root, String hostname, List<Mount> mounts, Linux linux) {
+        this(ociVersion, process, root, hostname, mounts, linux, null);
+    }
+
+    /** This spec with these annotations (none: {@code null} or empty, and the field is left out). */
+    public OciSpec withAnnotations(Map<String, String> annotations) {
+        return new OciSpec(ociVersion, process, root, hostname, mounts, linux,
+                annotations == null || annotations.isEmpty() ? null
+                        : java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(annotations)));
+    }
 
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonPropertyOrder({"terminal", "user", "args", "env", "cwd", "capabilities", "rlimits", "noNewPrivileges"})
