@@ -8,11 +8,8 @@ import io.paddock.engine.internal.LocalPaddock;
 import io.paddock.server.PaddockServer;
 import io.paddock.server.ServerOptions;
 
-import java.lang.management.CompilationMXBean;
-import java.lang.management.ManagementFactory;
 import java.security.SecureRandom;
 import java.util.HexFormat;
-import java.util.Locale;
 
 import static io.paddock.bench.Sampling.awaitPoolFull;
 import static io.paddock.bench.Sampling.execTrue;
@@ -102,48 +99,23 @@ final class RemoteFigure {
         }
     }
 
-    /**
-     * Runs the remote calls until the JIT has settled: a daemon serves its first thousands of requests with code
-     * still being compiled (a profile showed the compiler threads taking more CPU than the requests for the
-     * first 4000 streamed execs), and P10 is the daemon's steady-state cost, as P1 is the engine's after the
-     * warm-up that P1 had. Stops when the JIT compiled for less than 2% of a second's wall time over the last
-     * second, or at the cap; the note says which.
-     */
+    /** The remote calls until the JIT has settled ({@link Sampling#untilJitSettles}); every 20th round a create. */
     private String warmUp(LocalPaddock pooled, Paddock remote) throws Exception {
-        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-        long start = System.nanoTime();
-        long cap = (long) (o.secs(60, 30, 2) * 1e9);
-        int calls = 0;
         try (Sandbox r = remote.create(spec)) {
-            long lastCompile = jit.getTotalCompilationTime();
-            long lastCheck = System.nanoTime();
-            while (System.nanoTime() - start < cap) {
+            return Sampling.untilJitSettles("remote calls", o.secs(60, 30, 2), i -> {
                 firstByte(r, System.nanoTime());
                 execTrue(r);
                 remote.get(r.id());
-                calls += 3;
-                if (calls % 60 == 0) {
+                if (i % 20 == 19) {
                     awaitPoolFull(pooled);
                     try (Sandbox sb = remote.create(spec)) {
                         firstByte(sb, System.nanoTime());
                     }
-                    calls += 2;
+                    return 5;
                 }
-                long now = System.nanoTime();
-                if (now - lastCheck >= 1_000_000_000L) {
-                    long compiled = jit.getTotalCompilationTime();
-                    boolean settled = (compiled - lastCompile) * 1_000_000L < (now - lastCheck) / 50;
-                    lastCompile = compiled;
-                    lastCheck = now;
-                    if (settled && now - start >= 3_000_000_000L) {
-                        return String.format(Locale.ROOT, "warm-up: %d remote calls over %.1f s, until the JIT compiled"
-                                + " for under 2%% of the last second", calls, (now - start) / 1e9);
-                    }
-                }
-            }
+                return 3;
+            });
         }
-        return String.format(Locale.ROOT, "warm-up: %d remote calls over %.1f s (the cap; the JIT was still compiling)",
-                calls, (System.nanoTime() - start) / 1e9);
     }
 
     private long createFirstByte(Paddock p) throws Exception {
