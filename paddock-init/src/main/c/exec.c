@@ -598,6 +598,19 @@ static void run_command(struct spawn_req *s, struct shim_rec *fail)
     exec_search(s->argv, s->envp, fail);
 }
 
+/* The REC_EXIT record of pid, which ended with wait status st and used ru: what a shim reports of its command,
+ * and what the init makes itself for a command it started directly. */
+static void exit_record(struct shim_rec *r, pid_t pid, int st, const struct rusage *ru)
+{
+    memset(r, 0, sizeof(*r));
+    r->type = REC_EXIT;
+    r->pid = pid;
+    r->status = st;
+    r->utime_us = (int64_t)ru->ru_utime.tv_sec * 1000000 + ru->ru_utime.tv_usec;
+    r->stime_us = (int64_t)ru->ru_stime.tv_sec * 1000000 + ru->ru_stime.tv_usec;
+    r->maxrss_kb = ru->ru_maxrss;
+}
+
 static void shim_write(const struct shim_rec *r)
 {
     ssize_t w;
@@ -711,13 +724,7 @@ static void run_shim(struct spawn_req *s, const char *cg)
             fr.pid = pid;
             shim_write(&fr);
         } else {
-            memset(&r, 0, sizeof(r));
-            r.type = REC_EXIT;
-            r.pid = pid;
-            r.status = st;
-            r.utime_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec;
-            r.stime_us = (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
-            r.maxrss_kb = ru.ru_maxrss;
+            exit_record(&r, pid, st, &ru);
             shim_write(&r);
         }
     }
@@ -1224,13 +1231,7 @@ void exec_reap(void)
                 e->pty_orphaned = e->pty;
                 if (!e->main_exited) {
                     struct shim_rec r;
-                    memset(&r, 0, sizeof(r));
-                    r.type = REC_EXIT;
-                    r.pid = w;
-                    r.status = st;
-                    r.utime_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec;
-                    r.stime_us = (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec;
-                    r.maxrss_kb = ru.ru_maxrss;
+                    exit_record(&r, w, st, &ru);
                     on_record(e, &r);
                     maybe_end(e); /* may free e */
                 }
