@@ -178,20 +178,7 @@ public final class Audit {
         if (log == null) {
             return;
         }
-        ObjectNode o = Wire.object();
-        o.put("time", Instant.now().minus(took).truncatedTo(ChronoUnit.MILLIS).toString());
-        if (requestId != null && REQUEST_ID.matcher(requestId).matches()) {
-            o.put("request_id", requestId);
-        }
-        o.put("caller", caller.isOperator() ? "operator" : "tenant");
-        caller.tenant().ifPresent(t -> o.put("tenant", t));
-        o.put("via", "mcp");
-        o.put("action", "mcp_" + tool);
-        sandbox.filter(SandboxId::isValid).ifPresent(id -> o.put("sandbox", id));
-        o.put("outcome", failure.map(Enum::name).orElse("OK"));
-        o.put("duration_ms", took.toMillis());
-        o.put("remote", remote);
-        write(o);
+        write(outOfRequest(caller, remote, requestId, "mcp", "mcp_" + tool, sandbox.orElse(null), failure.orElse(null), took));
     }
 
     /**
@@ -203,22 +190,32 @@ public final class Audit {
         if (log == null) {
             return;
         }
+        write(outOfRequest(caller, remote, requestId, "exec_socket", "exec_stream", sandbox, failure,
+                java.time.Duration.ofNanos(System.nanoTime() - startNanos)));
+    }
+
+    /**
+     * An entry for something done outside an HTTP request's own span (an MCP tool call, a command on a reusable
+     * exec socket): when it began, who, through what, which sandbox, its outcome; no HTTP status.
+     */
+    private static ObjectNode outOfRequest(Caller caller, String remote, String requestId, String via, String action,
+                                           String sandbox, ErrorCode failure, java.time.Duration took) {
         ObjectNode o = Wire.object();
-        o.put("time", Instant.now().truncatedTo(ChronoUnit.MILLIS).toString());
+        o.put("time", Instant.now().minus(took).truncatedTo(ChronoUnit.MILLIS).toString());
         if (requestId != null && REQUEST_ID.matcher(requestId).matches()) {
             o.put("request_id", requestId);
         }
         o.put("caller", caller.isOperator() ? "operator" : "tenant");
         caller.tenant().ifPresent(t -> o.put("tenant", t));
-        o.put("via", "exec_socket");
-        o.put("action", "exec_stream");
+        o.put("via", via);
+        o.put("action", action);
         if (sandbox != null && SandboxId.isValid(sandbox)) {
             o.put("sandbox", sandbox);
         }
         o.put("outcome", failure == null ? "OK" : failure.name());
-        o.put("duration_ms", (System.nanoTime() - startNanos) / 1_000_000);
+        o.put("duration_ms", took.toMillis());
         o.put("remote", remote);
-        write(o);
+        return o;
     }
 
     /**
