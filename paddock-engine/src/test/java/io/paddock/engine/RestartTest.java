@@ -303,6 +303,41 @@ abstract class RestartTest {
         }
     }
 
+    /**
+     * What an engine killed while it staged a new bundle leaves (ATTACKS.md R2): the staging directory, named
+     * with its owner, with or without the owner's files in it. The restarted daemon removes its own; any engine
+     * removes a dead engine's; a live engine's stays.
+     */
+    @Test
+    void r2_aCrashWhileABundleIsStagedLeavesNothingBehind() throws Exception {
+        String daemon;
+        try (Paddock first = restarted()) {
+            daemon = Files.readString(dataDir.resolve("engine-id")).trim();
+        }
+        Path sandboxes = STATE.resolve("sandboxes");
+        Files.createDirectories(sandboxes);
+        // A pid that no process has: the pid limit is above it on no Linux.
+        String deadEmbedded = "4194305.123.00112233aabbccdd";
+        String otherDaemon = "daemon:00112233445566778899aabbccddeeff";
+        Path ownEmpty = Files.createDirectory(sandboxes.resolve(".sb-aaaaaaaaaaaaaaaaaaaaaaaaaa@" + daemon));
+        Path ownWritten = Files.createDirectory(sandboxes.resolve(".sb-bbbbbbbbbbbbbbbbbbbbbbbbbb@" + daemon));
+        Files.writeString(ownWritten.resolve("owner"), daemon);
+        Files.writeString(ownWritten.resolve("runtime"), tier().runtimeName());
+        Path dead = Files.createDirectory(sandboxes.resolve(".sb-cccccccccccccccccccccccccc@" + deadEmbedded));
+        Path live = Files.createDirectory(sandboxes.resolve(".sb-dddddddddddddddddddddddddd@" + otherDaemon));
+        try {
+            try (Paddock paddock = restarted()) {
+                assertThat(ownEmpty).as("the daemon's own staging directory, owner not yet written").doesNotExist();
+                assertThat(ownWritten).as("the daemon's own staging directory, owner written").doesNotExist();
+                assertThat(dead).as("a dead engine's staging directory").doesNotExist();
+                assertThat(live).as("another daemon's staging directory: only it can tell").exists();
+                assertThat(paddock.list()).isEmpty();
+            }
+        } finally {
+            Files.deleteIfExists(live);
+        }
+    }
+
     @Test
     void r3_aCrashMidDestroyIsFinishedOnRestart() throws Exception {
         String id;

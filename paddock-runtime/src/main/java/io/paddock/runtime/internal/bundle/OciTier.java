@@ -28,7 +28,9 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -59,6 +61,7 @@ public abstract class OciTier implements SandboxRuntime {
     private static final String CGROUP_PARENT = "/paddock/";
     /** Bundles written before tiers were recorded have no {@code runtime} file: they are runc's. */
     static final String LEGACY_TIER = "runc";
+    private static final String STAGING_OWNER = "@";
     /** The bundle's link to the user namespace a sandbox joins, when its tier prepares one. */
     public static final String USERNS_LINK = "userns";
     /** Where the runc launcher mounts a networked sandbox's sysfs for a moment (see userns_run.c). */
@@ -188,11 +191,13 @@ public abstract class OciTier implements SandboxRuntime {
     /**
      * A new sandbox's bundle, root's only: it appears under its final name only with its owner recorded, so that
      * a reconciler in another engine never sees an ownerless bundle it could take for an orphan; then its uid
-     * range is leased. Returns the lease's slot; each step pushes its undo.
+     * range is leased. Returns the lease's slot; each step pushes its undo. Until the rename the directory is
+     * {@link #staging} and holds nothing but its owner and tier: one left by a crash is a record of its owner
+     * ({@link #records}), removed as the owner's orphan.
      */
     private int createBundle(SandboxId id, String owner, Deque<Runnable> undo) throws IOException {
         Path bundle = bundle(id);
-        Path staging = host.sandboxesDir().resolve("." + id.value());
+        Path staging = staging(id, owner);
         Files.createDirectory(staging);
         undo.push(() -> deleteTree(staging));
         Files.setPosixFilePermissions(staging, PosixFilePermissions.fromString("rwx------"));
@@ -205,6 +210,15 @@ public abstract class OciTier implements SandboxRuntime {
         undo.push(() -> uids.release(slot, id));
         Files.writeString(bundle.resolve("slot"), Integer.toString(slot), StandardCharsets.UTF_8);
         return slot;
+    }
+
+    /**
+     * Where a new bundle is made before it is renamed to {@link #bundle}: {@code .<id>@<owner>}, its owner in its
+     * name from the moment it exists (an engine killed before it wrote the owner file would otherwise leave a
+     * directory nobody could tell its own).
+     */
+    private Path staging(SandboxId id, String owner) {
+        return host.sandboxesDir().resolve("." + id.value() + STAGING_OWNER + owner.replace('/', '_'));
     }
 
     /** The FIFOs of the init's channel in a new sandbox's bundle: to the init, from the init. */
@@ -675,6 +689,9 @@ public abstract class OciTier implements SandboxRuntime {
             host.rootfsTool().unmount(sysfs);
         }
         Integer slot = readSlot(bundle);
+        if (!Files.exists(bundle, LinkOption.NOFOLLOW_LINKS)) {
+            deleteStaging(id);
+        }
         deleteTree(bundle);
         if (slot != null) {
             host.uids().release(slot, id);
@@ -683,13 +700,33 @@ public abstract class OciTier implements SandboxRuntime {
         }
     }
 
-    /** The bundles of this tier, whoever started them. */
+    /** The staging directories ({@link #staging}) of a sandbox whose bundle never got its final name. */
+    private void deleteStaging(SandboxId id) {
+        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(host.sandboxesDir(), "." + id.value() + STAGING_OWNER + "*")) {
+            dirs.forEach(OciTier::deleteTree);
+        } catch (NoSuchFileException e) {
+            // no sandboxes directory: nothing staged
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.INTERNAL, "cannot list " + host.sandboxesDir() + ": " + e);
+        }
+    }
+
+    /**
+     * The bundles of this tier, whoever started them, and the staging directories ({@link #staging}) that a crash
+     * left before their rename: the owner in their name, their tier the one they name or else runc's.
+     */
     @Override
     public List<RuntimeRecord> records() {
         List<RuntimeRecord> out = new ArrayList<>();
         try (Stream<Path> dirs = Files.list(host.sandboxesDir())) {
             for (Path dir : dirs.sorted().toList()) {
                 String dirName = dir.getFileName().toString();
+                int at = dirName.indexOf(STAGING_OWNER);
+                if (dirName.startsWith(".") && at > 1 && SandboxId.isValid(dirName.substring(1, at))
+                        && name().equals(tierOf(dir))) {
+                    out.add(new RuntimeRecord(new SandboxId(dirName.substring(1, at)), dirName.substring(at + 1)));
+                    continue;
+                }
                 if (!SandboxId.isValid(dirName) || !name().equals(tierOf(dir))) {
                     continue;
                 }
