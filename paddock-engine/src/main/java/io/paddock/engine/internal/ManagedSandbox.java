@@ -160,6 +160,10 @@ final class ManagedSandbox implements Sandbox {
         this.entrypointExit = status;
     }
 
+    synchronized Instant expiresAt() {
+        return expiresAt;
+    }
+
     synchronized void setExpiresAt(Instant at) {
         this.expiresAt = at;
     }

@@ -187,11 +187,14 @@ final class SandboxManager implements AutoCloseable {
                 : requested.toBuilder().runtime(runtimes.defaultName()).build();
         SandboxRuntime runtime = runtimes.require(spec.runtime().get());
         validateForHost(spec);
-        long live = sandboxes.values().stream().filter(s -> s.currentState().isLive()).count();
         WarmPool.Warm warm = buildStep || forkOf != null ? null : pool.claim(spec);
-        if (warm == null && live + pool.held() >= options.maxSandboxes() && !pool.evictOne()) {
-            throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "this engine already runs " + live
-                    + " sandboxes, its maximum (" + options.maxSandboxes() + "); destroy some first");
+        // A pooled sandbox already counts against the maximum (WarmPool#held); only a cold create adds one.
+        if (warm == null) {
+            long live = liveCount();
+            if (live + pool.held() >= options.maxSandboxes() && !pool.evictOne()) {
+                throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "this engine already runs " + live
+                        + " sandboxes, its maximum (" + options.maxSandboxes() + "); destroy some first");
+            }
         }
         SandboxId id = warm != null ? warm.id() : Ids.newSandboxId();
         // A pooled sandbox was made with its image already; otherwise resolve (or build) the image now.
@@ -208,10 +211,10 @@ final class SandboxManager implements AutoCloseable {
             // The lifetime runs from here, on the monotonic clock; it is persisted with that clock's value.
             long deadline = System.nanoTime() + spec.timeout().toNanos();
             store.insert(new SandboxStore.Row(id, spec, identity.token(), SandboxState.CREATING, Optional.empty(),
-                    sb.createdAt(), new Deadlines.Deadline(sb.info().expiresAt(), deadline, Deadlines.BOOT), 0,
+                    sb.createdAt(), new Deadlines.Deadline(sb.expiresAt(), deadline, Deadlines.BOOT), 0,
                     Optional.empty(), root.imageId()));
             recorded = true;
-            byte[] nonce = Ids.nonce();
+            byte[] nonce = warm != null ? null : Ids.nonce(); // a pooled sandbox's init was greeted when it was made
             Failpoints.hit("create.before-runtime-start");
             if (forkOf != null) {
                 workspaces.forked(forkOf.id(), id, spec);
@@ -263,6 +266,16 @@ final class SandboxManager implements AutoCloseable {
             sb.finishStop();
             throw e;
         }
+    }
+
+    private long liveCount() {
+        long live = 0;
+        for (ManagedSandbox s : sandboxes.values()) {
+            if (s.currentState().isLive()) {
+                live++;
+            }
+        }
+        return live;
     }
 
     private byte[] hello(byte[] nonce) {

@@ -857,6 +857,8 @@ public abstract class OciTier implements SandboxRuntime {
         private final SandboxId id;
         private final FileChannel toInit;
         private final FileChannel fromInit;
+        /** The memory cgroup's OOM counter file, found on the first read (every exec reads it). */
+        private volatile Optional<Path> oomFile;
 
         FifoSandbox(SandboxId id, FileChannel toInit, FileChannel fromInit) {
             this.id = id;
@@ -881,7 +883,11 @@ public abstract class OciTier implements SandboxRuntime {
 
         @Override
         public long oomKills() {
-            return host.cgroups().oomKills(cgroupsPath(id));
+            Optional<Path> file = oomFile;
+            if (file == null) {
+                oomFile = file = host.cgroups().oomKillsFile(cgroupsPath(id));
+            }
+            return file.map(Cgroups::oomKillsIn).orElse(0L);
         }
 
         @Override
