@@ -145,7 +145,8 @@ public abstract class OciTier implements SandboxRuntime {
         SandboxId id = request.id();
         Deque<Runnable> undo = new ArrayDeque<>();
         Path bundle = bundle(id);
-        try {
+        // The runtime moves the sandbox's first processes into new cgroups during its start (Cgroups#attachLockWarm).
+        try (Cgroups.Warm warm = host.cgroups().attachLockWarm()) {
             int slot = createBundle(id, request.owner(), undo);
             BundlePlan plan = plan(request, host.uids().firstId(slot), bundle);
             if (request.image().isPresent()) {
@@ -600,7 +601,7 @@ public abstract class OciTier implements SandboxRuntime {
         SandboxId id = request.id();
         Deque<Runnable> undo = new ArrayDeque<>();
         Path bundle = bundle(id);
-        try {
+        try (Cgroups.Warm warm = host.cgroups().attachLockWarm()) {
             Integer sourceSlot = readSlot(bundle(source));
             if (sourceSlot == null) {
                 throw new SandboxException(ErrorCode.NOT_FOUND, "sandbox " + source + " has no uid range on this host");

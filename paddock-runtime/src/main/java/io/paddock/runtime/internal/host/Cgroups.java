@@ -88,6 +88,127 @@ public final class Cgroups {
         return version;
     }
 
+    /**
+     * Keeps the kernel's cgroup attach lock warm until the handle is closed, for a runtime about to move its
+     * container's first processes into new cgroups. Moving a process between cgroups (a write to
+     * {@code cgroup.procs}) takes the global {@code cgroup_threadgroup_rwsem} for writing, and the first writer after
+     * about 10 ms without one waits for an RCU grace period: 6–15 ms on the hosts measured, on the critical path of
+     * every cold create (runc's and runsc's first {@code cgroup.procs} writes; BENCHMARKS.md, "Cold create and
+     * churn"). While a handle is open a worker moves this process into the cgroup it is already in (a move the kernel
+     * skips, after taking the lock) every {@value #WARM_INTERVAL_MS} ms: the grace period passes while the engine
+     * makes the root and the bundle and the runtime starts, and the runtime's writes find the lock warm. Best effort:
+     * an engine that cannot write its own cgroup leaves the wait to the runtime.
+     */
+    public Warm attachLockWarm() {
+        if (!warmable) {
+            return () -> { };
+        }
+        synchronized (warmLock) {
+            warmHolders++;
+            if (!warmerRunning) {
+                warmerRunning = true;
+                try {
+                    io.paddock.internal.Workers.pool().execute(this::warm);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    warmerRunning = false;
+                }
+            }
+        }
+        java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+        return () -> {
+            if (closed.compareAndSet(false, true)) {
+                synchronized (warmLock) {
+                    warmHolders--;
+                }
+            }
+        };
+    }
+
+    private static final long WARM_INTERVAL_MS = 5;
+    private final Object warmLock = new Object();
+    private int warmHolders; // guarded by warmLock
+    private boolean warmerRunning; // guarded by warmLock
+    private volatile boolean warmable = true;
+
+    /**
+     * The warmer: while anyone holds the lock warm, a no-op move of this process every WARM_INTERVAL_MS into the
+     * cgroup /proc/self/cgroup says it is in now (read each time: a process moved meanwhile is never moved back).
+     */
+    private void warm() {
+        byte[] pid = Long.toString(ProcessHandle.current().pid()).getBytes(StandardCharsets.US_ASCII);
+        try {
+            while (warmWanted()) {
+                Optional<Path> procs = ownProcs();
+                if (procs.isEmpty()) {
+                    warmable = false;
+                    break;
+                }
+                try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(procs.get(),
+                        java.nio.file.StandardOpenOption.WRITE)) {
+                    ch.write(java.nio.ByteBuffer.wrap(pid));
+                }
+                Thread.sleep(WARM_INTERVAL_MS);
+            }
+            if (warmable) {
+                return;
+            }
+        } catch (IOException e) {
+            warmable = false; // not ours to write (an unprivileged engine): the runtime pays the wait
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        synchronized (warmLock) {
+            warmerRunning = false;
+        }
+    }
+
+    /** Whether anyone holds the lock warm; if not, the warmer ends (and says so) in the same step. */
+    private boolean warmWanted() {
+        synchronized (warmLock) {
+            if (warmHolders == 0) {
+                warmerRunning = false;
+                return false;
+            }
+            return true;
+        }
+    }
+
+    /** Whether the warmer runs now (for tests). */
+    boolean warming() {
+        synchronized (warmLock) {
+            return warmerRunning;
+        }
+    }
+
+    /** An {@link #attachLockWarm} handle. */
+    public interface Warm extends AutoCloseable {
+        @Override
+        void close();
+    }
+
+    /** The {@code cgroup.procs} of this process's own cgroup in one of the hierarchies, from /proc/self/cgroup. */
+    private Optional<Path> ownProcs() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/cgroup"), StandardCharsets.UTF_8)) {
+                String[] f = line.split(":", 3);
+                if (f.length != 3) {
+                    continue;
+                }
+                Path mount = hierarchies.get(f[1].isEmpty() ? (version == Version.V2 ? "" : "unified") : f[1]);
+                if (mount == null) {
+                    continue;
+                }
+                Path procs = mount.resolve(f[2].startsWith("/") ? f[2].substring(1) : f[2]).resolve("cgroup.procs");
+                if (Files.isWritable(procs)) {
+                    return Optional.of(procs);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // no /proc/self/cgroup: nothing to prime
+        }
+        return Optional.empty();
+    }
+
     /** Every directory a sandbox with this cgroups path has (or would have) on the host. */
     public List<Path> dirs(String cgroupsPath) {
         String rel = cgroupsPath.startsWith("/") ? cgroupsPath.substring(1) : cgroupsPath;

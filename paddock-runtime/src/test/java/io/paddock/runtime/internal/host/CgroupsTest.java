@@ -2,6 +2,7 @@ package io.paddock.runtime.internal.host;
 
 import io.paddock.ByteSize;
 import io.paddock.ResourceUsage;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,6 +36,39 @@ class CgroupsTest {
         assertThat(c.version()).isEqualTo(Cgroups.Version.V2);
         assertThat(c.memoryDir("/paddock/x")).contains(Path.of("/sys/fs/cgroup/paddock/x"));
         assertThat(c.dirs("/paddock/x")).containsExactly(Path.of("/sys/fs/cgroup/paddock/x"));
+    }
+
+    @Test
+    void readsTheOomKillCountOfV1AndV2(@TempDir Path dir) throws IOException {
+        write(dir, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 17\n");
+        write(dir, "memory.events", "low 0\nhigh 0\nmax 3\noom 2\noom_kill 2\noom_group_kill 0\n");
+        assertThat(Cgroups.oomKillsIn(dir.resolve("memory.oom_control"))).isEqualTo(17);
+        assertThat(Cgroups.oomKillsIn(dir.resolve("memory.events"))).isEqualTo(2);
+        assertThat(Cgroups.oomKillsIn(dir.resolve("gone"))).as("a removed cgroup").isZero();
+    }
+
+    /** The attach lock warmer only ever moves this process into the cgroups it is in, and stops once released. */
+    @Test
+    void warmingTheAttachLockMovesNothingAndStops() throws Exception {
+        Assumptions.assumeTrue(Files.isDirectory(Path.of("/sys/fs/cgroup")), "no cgroup filesystem here");
+        Cgroups c = Cgroups.detect();
+        String before = Files.readString(Path.of("/proc/self/cgroup"));
+        try (Cgroups.Warm a = c.attachLockWarm(); Cgroups.Warm b = c.attachLockWarm()) {
+            a.close();
+            a.close(); // a handle closes once
+            Thread.sleep(30);
+            assertThat(c.warming()).as("one handle is still open").isEqualTo(isRoot());
+        }
+        long until = System.nanoTime() + 2_000_000_000L;
+        while (c.warming() && System.nanoTime() < until) {
+            Thread.sleep(5);
+        }
+        assertThat(c.warming()).as("the warmer ends with the last handle").isFalse();
+        assertThat(Files.readString(Path.of("/proc/self/cgroup"))).isEqualTo(before);
+    }
+
+    private static boolean isRoot() {
+        return "root".equals(System.getProperty("user.name"));
     }
 
     private static void write(Path dir, String file, String content) throws IOException {
