@@ -47,8 +47,14 @@ final class StreamingFigure {
              Paddock client = Paddock.connect(server.url(), token);
              Sandbox l = p.create(spec);
              Sandbox r = client.create(spec)) {
-            stream(l, 8 << 20);
-            stream(r, 8 << 20);
+            // Steady state, as P1 and P10 are measured: the first remote streams of a fresh JVM ran at 400-600 MiB/s
+            // while the JIT compiled the WebSocket path, the same streams after it at 750-800 (BENCHMARKS.md, P7).
+            f.notes.add(Sampling.untilJitSettles("streams of 32 MiB into the engine and through the daemon",
+                    o.secs(20, 10, 2), i -> {
+                        stream(l, 32 << 20);
+                        stream(r, 32 << 20);
+                        return 1;
+                    }));
             for (int i = 0; i < runs; i++) {
                 long t0 = System.nanoTime();
                 lost += size - stream(l, size);
