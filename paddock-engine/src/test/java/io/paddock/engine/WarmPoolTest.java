@@ -149,6 +149,12 @@ class WarmPoolTest {
                 assertThatThrownBy(() -> paddock.create(SHAPE)).isInstanceOfSatisfying(SandboxException.class,
                         e -> assertThat(e.code()).isEqualTo(ErrorCode.RESOURCE_EXHAUSTED));
                 assertThat(stats(paddock).idle() + stats(paddock).creating()).isZero();
+                // a destroyed sandbox stays listed (stopped) for a while, but no longer counts
+                all.remove(0).destroy();
+                assertThat(paddock.list()).hasSize(3);
+                all.add(paddock.create(SHAPE.toBuilder().memory(ByteSize.mib(96)).build()));
+                assertThatThrownBy(() -> paddock.create(SHAPE)).isInstanceOfSatisfying(SandboxException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.RESOURCE_EXHAUSTED));
             } finally {
                 all.forEach(Sandbox::destroy);
             }

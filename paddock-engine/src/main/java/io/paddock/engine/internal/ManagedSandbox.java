@@ -58,6 +58,8 @@ final class ManagedSandbox implements Sandbox {
     private Instant expiresAt;
     // @GuardedBy("this")
     private ExitStatus entrypointExit;
+    /** Whether the manager counts this sandbox as live (guarded by this). */
+    private boolean counted;
     private volatile RuntimeSandbox runtimeSandbox;
     private volatile InitClient client;
     /** What its image decided; set before it runs (the host image's until then). */
@@ -173,6 +175,21 @@ final class ManagedSandbox implements Sandbox {
             throw new IllegalStateException("sandbox " + id + " cannot go from " + state + " to " + next);
         }
         state = next;
+        if (counted && !next.isLive()) {
+            counted = false;
+            manager.liveChanged(-1);
+        }
+    }
+
+    /**
+     * Called once the sandbox is in the manager's registry: while it is live it counts among the manager's live
+     * sandboxes (SandboxManager#liveCount), until it begins to stop.
+     */
+    synchronized void registered() {
+        if (!counted && state.isLive()) {
+            counted = true;
+            manager.liveChanged(1);
+        }
     }
 
     InitClient client() {

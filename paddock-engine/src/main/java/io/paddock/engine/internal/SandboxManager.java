@@ -72,6 +72,7 @@ final class SandboxManager implements AutoCloseable {
     private final SandboxStore store;
     private final long hostNofileLimit;
     private final ConcurrentHashMap<SandboxId, ManagedSandbox> sandboxes = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicLong live = new java.util.concurrent.atomic.AtomicLong();
     // @GuardedBy("names")
     private final Map<String, SandboxId> names = new HashMap<>();
     private final ConcurrentHashMap<SandboxId, ScheduledFuture<?>> deadlines = new ConcurrentHashMap<>();
@@ -105,7 +106,7 @@ final class SandboxManager implements AutoCloseable {
             restore();
         }
         this.pool = new WarmPool(options.warmPools(), runtimes.defaultName(), new WarmStarter(runtimes, this::rootOf, identity.token(),
-                !persistent), () -> sandboxes.values().stream().filter(s -> s.currentState().isLive()).count(), options.maxSandboxes());
+                !persistent), this::liveCount, options.maxSandboxes());
         // An embedded engine takes its sandboxes with it when its JVM exits; a daemon leaves them running
         // for the next daemon to adopt.
         this.shutdownHook = new Thread(persistent ? this::detachOnExit : this::destroyAllQuietly, "paddock-shutdown");
@@ -203,6 +204,7 @@ final class SandboxManager implements AutoCloseable {
         sb.root(root);
         pool.unclaimOnFailure(warm, () -> reserveName(spec, id));
         sandboxes.put(id, sb);
+        sb.registered();
         RuntimeSandbox rt = null;
         boolean recorded = false;
         try {
@@ -268,14 +270,13 @@ final class SandboxManager implements AutoCloseable {
         }
     }
 
+    /** The live sandboxes in the registry, counted as they come and go: stopped ones stay listed for a while. */
     private long liveCount() {
-        long live = 0;
-        for (ManagedSandbox s : sandboxes.values()) {
-            if (s.currentState().isLive()) {
-                live++;
-            }
-        }
-        return live;
+        return live.get();
+    }
+
+    void liveChanged(int delta) {
+        live.addAndGet(delta);
     }
 
     private byte[] hello(byte[] nonce) {
@@ -963,6 +964,7 @@ final class SandboxManager implements AutoCloseable {
 
     private void keepStopped(ManagedSandbox sb) {
         sandboxes.put(sb.id(), sb);
+        sb.registered();
         timers.schedule(() -> forget(sb), STOPPED_RETENTION.toNanos(), TimeUnit.NANOSECONDS);
     }
 
@@ -983,6 +985,7 @@ final class SandboxManager implements AutoCloseable {
             LOG.log(System.Logger.Level.WARNING, "name of " + row.id() + " is taken: " + e.getMessage());
         }
         sandboxes.put(row.id(), sb);
+        sb.registered();
     }
 
     private void adopt(SandboxStore.Row row) {
