@@ -192,6 +192,13 @@ public final class SeccompProfile {
     }
 
     public static Seccomp forArch(String osArch, Dialect dialect) {
+        // Immutable and the same for every sandbox of a tier: made once (every create's config.json holds it).
+        return BUILT.computeIfAbsent(osArch + "/" + dialect, k -> build(osArch, dialect));
+    }
+
+    private static final java.util.concurrent.ConcurrentHashMap<String, Seccomp> BUILT = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private static Seccomp build(String osArch, Dialect dialect) {
         String arch = switch (osArch) {
             case "amd64", "x86_64" -> "SCMP_ARCH_X86_64";
             case "aarch64", "arm64" -> "SCMP_ARCH_AARCH64";
