@@ -550,6 +550,12 @@ public abstract class SandboxContractTest {
             assertThat(paddock().list(SandboxQuery.builder().label("tier", "b").state(SandboxState.STOPPED).build()))
                     .isEmpty();
             assertThat(paddock().get(a.id()).info().labels()).containsEntry("team", "ml");
+            b.destroy();
+            // a destroyed sandbox stays listed, stopped, for its retention; a query by state tells them apart
+            assertThat(paddock().list(SandboxQuery.builder().label("tier", "b").state(SandboxState.STOPPED).build()))
+                    .extracting(SandboxInfo::id).containsExactly(b.id());
+            assertThat(paddock().list(SandboxQuery.builder().label("team", "ml").state(SandboxState.RUNNING).build()))
+                    .extracting(SandboxInfo::id).containsExactly(a.id());
         }
     }
 

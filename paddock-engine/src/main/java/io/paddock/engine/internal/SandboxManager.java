@@ -35,6 +35,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -475,7 +476,13 @@ final class SandboxManager implements AutoCloseable {
 
     List<SandboxInfo> list(SandboxQuery query) {
         List<SandboxInfo> out = new ArrayList<>();
+        Set<SandboxState> states = query.states();
         for (ManagedSandbox sb : sandboxes.values()) {
+            // Stopped sandboxes stay listed for their retention: a query for live ones (each tenant's create
+            // counts its own) skips them before building their info.
+            if (!states.isEmpty() && !states.contains(sb.currentState())) {
+                continue;
+            }
             SandboxInfo info = sb.info();
             if (query.matches(info)) {
                 out.add(info);
