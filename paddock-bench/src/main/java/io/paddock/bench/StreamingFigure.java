@@ -7,6 +7,7 @@ import io.paddock.Sandbox;
 import io.paddock.SandboxSpec;
 import io.paddock.bench.Report.Figure;
 import io.paddock.bench.Report.Quantity;
+import io.paddock.bench.host.Peers;
 import io.paddock.server.PaddockServer;
 import io.paddock.server.ServerOptions;
 
@@ -74,7 +75,7 @@ final class StreamingFigure {
         double[] pipe = new double[runs];
         for (int i = 0; i < runs; i++) {
             long t0 = System.nanoTime();
-            long got = hostPipe(size);
+            long got = Peers.hostPipe(size);
             pipe[i] = got / 1048576.0 / ((System.nanoTime() - t0) / 1e9);
         }
         double pm = median(pipe);
@@ -101,20 +102,6 @@ final class StreamingFigure {
             }
             return total;
         }
-    }
-
-    private static long hostPipe(long size) throws Exception {
-        Process pr = new ProcessBuilder("head", "-c", Long.toString(size), "/dev/zero").start();
-        byte[] buf = new byte[1 << 16];
-        long total = 0;
-        int k;
-        try (InputStream in = pr.getInputStream()) {
-            while ((k = in.read(buf)) > 0) {
-                total += k;
-            }
-        }
-        pr.waitFor();
-        return total;
     }
 
     private int n(int full, int quick, int min) {

@@ -99,6 +99,21 @@ public final class Peers implements AutoCloseable {
         return timeToFirstByte(new ProcessBuilder("/bin/echo", "hi"));
     }
 
+    /** {@code head -c SIZE /dev/zero} read by this JVM from a {@code ProcessBuilder} pipe; the bytes it read. */
+    public static long hostPipe(long size) throws IOException, InterruptedException {
+        Process pr = new ProcessBuilder("head", "-c", Long.toString(size), "/dev/zero").start();
+        byte[] buf = new byte[1 << 16];
+        long total = 0;
+        int k;
+        try (java.io.InputStream in = pr.getInputStream()) {
+            while ((k = in.read(buf)) > 0) {
+                total += k;
+            }
+        }
+        pr.waitFor();
+        return total;
+    }
+
     /** {@code ProcessBuilder} start of /bin/true from this JVM; nanoseconds to its exit. */
     public static long jvmSpawnTrue() throws IOException, InterruptedException {
         long t0 = System.nanoTime();
