@@ -105,7 +105,7 @@ public final class Peers implements AutoCloseable {
         byte[] buf = new byte[1 << 16];
         long total = 0;
         int k;
-        try (java.io.InputStream in = pr.getInputStream()) {
+        try (InputStream in = pr.getInputStream()) {
             while ((k = in.read(buf)) > 0) {
                 total += k;
             }
