@@ -476,6 +476,14 @@ static int status_mask(const char *status, const char *key, uint64_t *out)
     return 0;
 }
 
+/* The kernel's struct sigaction for the raw rt_sigaction system call (libc's differs, and musl refuses 32-34). */
+struct kernel_sigaction {
+    void (*handler)(int);
+    unsigned long flags;
+    void (*restorer)(void);
+    uint64_t mask;
+};
+
 /* Each command used to reset all 64 signal dispositions and read (and drop) all 64 bounding-set capabilities
  * between its fork and its exec: some 130 system calls, each a trip through the Sentry under gVisor (about
  * 12 us on its ptrace platform). Both are properties of the init, the same for every command, so they are
@@ -501,12 +509,7 @@ void commands_prepare(void)
         /* gVisor's status has no signal masks: ask for each disposition (raw: musl refuses 32-34). */
         g.sig_nondefault = 0;
         for (int sig = 1; sig < 65; sig++) {
-            struct {
-                void (*handler)(int);
-                unsigned long flags;
-                void (*restorer)(void);
-                uint64_t mask;
-            } old = {SIG_DFL, 0, NULL, 0};
+            struct kernel_sigaction old = {SIG_DFL, 0, NULL, 0};
             if (syscall(SYS_rt_sigaction, sig, NULL, &old, sizeof(old.mask)) != 0 || old.handler != SIG_DFL)
                 g.sig_nondefault |= 1ULL << (sig - 1);
         }
@@ -528,12 +531,7 @@ void commands_prepare(void)
  * init that inherited them ignored (as from a JVM's spawn) would have passed that on. */
 static void reset_signal(int sig)
 {
-    struct {
-        void (*handler)(int);
-        unsigned long flags;
-        void (*restorer)(void);
-        uint64_t mask;
-    } ksa = {SIG_DFL, 0, NULL, 0};
+    struct kernel_sigaction ksa = {SIG_DFL, 0, NULL, 0};
     syscall(SYS_rt_sigaction, sig, &ksa, NULL, sizeof(ksa.mask));
 }
 
