@@ -2,7 +2,6 @@ package io.paddock.runtime.internal.host;
 
 import io.paddock.ByteSize;
 import io.paddock.ResourceUsage;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -50,8 +49,7 @@ class CgroupsTest {
     /** The attach lock warmer only ever moves this process into the cgroups it is in, and stops once released. */
     @Test
     void warmingTheAttachLockMovesNothingAndStops() throws Exception {
-        Assumptions.assumeTrue(Files.isDirectory(Path.of("/sys/fs/cgroup")), "no cgroup filesystem here");
-        Cgroups c = Cgroups.detect();
+        Cgroups c = Cgroups.detect(); // fails, saying so, on a host without a cgroup filesystem (Paddock needs one)
         String before = Files.readString(Path.of("/proc/self/cgroup"));
         try (Cgroups.Warm a = c.attachLockWarm(); Cgroups.Warm b = c.attachLockWarm()) {
             a.close();
