@@ -204,7 +204,7 @@ public final class Cgroups {
                 }
             }
         } catch (IOException | RuntimeException e) {
-            // no /proc/self/cgroup: nothing to prime
+            // no /proc/self/cgroup: nothing to keep warm
         }
         return Optional.empty();
     }
@@ -228,12 +228,10 @@ public final class Cgroups {
         return controllerDir("memory", cgroupsPath);
     }
 
-    /** How many times the kernel's OOM killer killed a process in this cgroup (0 if unknown or gone). */
-    public long oomKills(String cgroupsPath) {
-        return oomKillsFile(cgroupsPath).map(Cgroups::oomKillsIn).orElse(0L);
-    }
-
-    /** The file {@link #oomKillsIn} reads for this cgroup: empty when it has no memory controller. */
+    /**
+     * The file {@link #oomKillsIn} reads for this cgroup, where the kernel counts how many times its OOM killer
+     * killed a process in it: empty when it has no memory controller.
+     */
     public Optional<Path> oomKillsFile(String cgroupsPath) {
         return memoryDir(cgroupsPath).map(dir -> dir.resolve(version == Version.V2 ? "memory.events" : "memory.oom_control"));
     }
