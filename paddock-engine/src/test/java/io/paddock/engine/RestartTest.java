@@ -155,6 +155,8 @@ abstract class RestartTest {
             sb.exec("sh", "-c", "echo kept > /tmp/m; sleep 6041 >/dev/null 2>&1 &");
             sb.pause();
         }
+        // The stopped engine holds nothing of it any more (not left for the garbage collector to close).
+        assertThat(openFilesUnder(STATE.resolve("sandboxes").resolve(id))).as("descriptors after the engine stopped").isEmpty();
         try (Paddock second = restarted()) {
             Sandbox sb = second.get(id);
             assertThat(sb.state()).isEqualTo(SandboxState.PAUSED);
@@ -642,6 +644,24 @@ abstract class RestartTest {
         try (var files = Files.list(STATE.resolve(tier().runtimeName()))) {
             return files.filter(p -> p.getFileName().toString().startsWith(id)).toList();
         }
+    }
+
+    /** This JVM's open descriptors on files under {@code dir}. */
+    private static List<String> openFilesUnder(Path dir) throws IOException {
+        List<String> out = new ArrayList<>();
+        try (var fds = Files.list(Path.of("/proc/self/fd"))) {
+            for (Path fd : fds.toList()) {
+                try {
+                    Path target = Files.readSymbolicLink(fd);
+                    if (target.startsWith(dir)) {
+                        out.add(fd.getFileName() + " -> " + target);
+                    }
+                } catch (IOException e) {
+                    // closed meanwhile
+                }
+            }
+        }
+        return out;
     }
 
     private static void ignoreStopped(Runnable r) {

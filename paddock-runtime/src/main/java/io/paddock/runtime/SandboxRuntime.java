@@ -133,6 +133,13 @@ public interface SandboxRuntime {
     }
 
     /**
+     * Lets go of what this tier holds in the engine's process for a sandbox the engine leaves running when it stops
+     * (a daemon detaching): the held channel of a paused one. The sandbox itself is untouched. Default: nothing held.
+     */
+    default void detach(SandboxId id) {
+    }
+
+    /**
      * Resumes a paused sandbox. Without {@code preamble}, the channel the engine held across the pause works
      * again and the answer is empty. With one (the engine lost its channel since the pause: a restart), the
      * preamble (the protocol's HELLO) is written into a fresh channel, which is returned, as {@link #reattach}

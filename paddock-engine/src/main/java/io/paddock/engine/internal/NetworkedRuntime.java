@@ -145,6 +145,11 @@ final class NetworkedRuntime implements SandboxRuntime {
     }
 
     @Override
+    public void detach(SandboxId id) {
+        tier.detach(id);
+    }
+
+    @Override
     public Optional<WritableLayer> mountLayer(SandboxId id, int index) {
         return tier.mountLayer(id, index);
     }

@@ -1066,6 +1066,11 @@ final class SandboxManager implements AutoCloseable {
             if (rt != null) {
                 rt.closeChannel();
             }
+            try {
+                runtimeOf(sb.spec()).detach(sb.id());
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "detaching " + sb.id() + ": " + e.getMessage());
+            }
         }
     }
 

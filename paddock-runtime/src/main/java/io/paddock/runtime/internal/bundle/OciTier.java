@@ -531,6 +531,16 @@ public abstract class OciTier implements SandboxRuntime {
         }
     }
 
+    /** A paused sandbox's held channel is closed: the next engine holds its own when it resumes it. */
+    @Override
+    public void detach(SandboxId id) {
+        FileChannel[] hold = pausedHolds.remove(id);
+        if (hold != null) {
+            closeQuietly(hold[0]);
+            closeQuietly(hold[1]);
+        }
+    }
+
     @Override
     public Optional<RuntimeSandbox> resume(SandboxId id, Optional<byte[]> preamble) {
         Path bundle = bundle(id);
