@@ -44,8 +44,23 @@ final class FakeUpstream implements AutoCloseable {
     private final Thread tcpLoop;
 
     FakeUpstream() throws IOException {
-        udp = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-        tcp = new ServerSocket(udp.getLocalPort(), 8, InetAddress.getLoopbackAddress());
+        // One port for both: the UDP port the kernel picks may be taken for TCP (another test's connection), so
+        // pick again until both are free.
+        DatagramSocket u = null;
+        ServerSocket t = null;
+        for (int attempt = 0; t == null; attempt++) {
+            u = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            try {
+                t = new ServerSocket(u.getLocalPort(), 8, InetAddress.getLoopbackAddress());
+            } catch (java.net.BindException e) {
+                u.close();
+                if (attempt == 20) {
+                    throw e;
+                }
+            }
+        }
+        udp = u;
+        tcp = t;
         udpLoop = new Thread(this::serveUdp, "fake-upstream-udp");
         tcpLoop = new Thread(this::serveTcp, "fake-upstream-tcp");
         udpLoop.setDaemon(true);
