@@ -525,6 +525,8 @@ void commands_prepare(void)
             clean = 0; /* e.g. no CAP_SETPCAP: each command tries, and fails, as before */
     }
     g.bset_clean = clean;
+    /* gVisor is where there are no child subreapers, and it has no OOM killer of its own either. */
+    g.no_oom_killer = !have_subreaper();
 }
 
 /* SIG_DFL for sig with the raw system call: libc (musl) refuses signals 32-34, which it keeps for itself, so an
@@ -556,7 +558,9 @@ static void run_command(struct spawn_req *s, struct shim_rec *fail)
         if (setrlimit((int)s->rlim[i].res, &l) < 0)
             child_fail(fail, errno, "setrlimit", NULL);
     }
-    int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    /* openat, not open: musl's open follows O_CLOEXEC with an fcntl, a trip through the Sentry on gVisor for
+     * nothing here (the descriptor is closed at once; so are those below, in the same way). */
+    int oom = !g.no_oom_killer ? openat(AT_FDCWD, "/proc/self/oom_score_adj", O_WRONLY) : -1;
     if (oom >= 0) {
         ssize_t w = write(oom, "1000", 4);
         (void)w;
@@ -570,12 +574,14 @@ static void run_command(struct spawn_req *s, struct shim_rec *fail)
         if (!(g.tenant_caps & (1ULL << cap)) && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 &&
             prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
             child_fail(fail, errno, "drop capabilities", NULL);
+    /* The raw system calls: libc's broadcast each id change to every thread of the process (musl blocks and
+     * restores all signals around it, two more calls each), but a command is one thread until its exec. */
     /* An unprivileged init (a pod's) cannot change groups: the command keeps the init's own, the pod's. */
-    if (setgroups(0, NULL) < 0 && !(errno == EPERM && geteuid() != 0))
+    if (syscall(SYS_setgroups, 0, NULL) < 0 && !(errno == EPERM && geteuid() != 0))
         child_fail(fail, errno, "setgroups", NULL);
-    if (setresgid(s->gid, s->gid, s->gid) < 0)
+    if (syscall(SYS_setresgid, s->gid, s->gid, s->gid) < 0)
         child_fail(fail, errno, "setresgid", NULL);
-    if (setresuid(s->uid, s->uid, s->uid) < 0)
+    if (syscall(SYS_setresuid, s->uid, s->uid, s->uid) < 0)
         child_fail(fail, errno, "setresuid", NULL);
     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
     /* With uid 0 the caps would survive setresuid; clear them (inheritable too) explicitly. */
@@ -629,7 +635,7 @@ static void join_cgroup(const char *cg, int logfd)
         return;
     char path[128], pid[16];
     snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    int fd = openat(AT_FDCWD, path, O_WRONLY | O_CLOEXEC); /* no fcntl after it, as musl's open makes */
     int n = snprintf(pid, sizeof(pid), "%d", (int)getpid());
     if (fd < 0 || write(fd, pid, (size_t)n) != n)
         dprintf(logfd, "exec: joining %s: %s\n", cg, strerror(errno));
@@ -660,8 +666,10 @@ static int direct_main(void *p)
 {
     struct direct_arg *a = p;
     join_cgroup(a->cg, 2); /* fd 2 is still the init's log here */
-    int tmp[3];
-    for (int i = 0; i < 3; i++)
+    /* Copies above 10 first where a source is itself 0, 1 or 2, which a dup2 below could clobber; the init's
+     * own 0..2 are always open (its channel and log), so its new descriptors never are, and that costs nothing. */
+    int tmp[3] = {a->src[0], a->src[1], a->src[2]};
+    for (int i = 0; i < 3 && (a->src[0] < 3 || a->src[1] < 3 || a->src[2] < 3); i++)
         if ((tmp[i] = fcntl(a->src[i], F_DUPFD, 10)) < 0)
             child_fail(a->fail, errno, "stdio", NULL);
     for (int i = 0; i < 3; i++)

@@ -47,6 +47,9 @@ struct init_state {
     uint64_t sig_nondefault;
     /* The bounding set holds nothing beyond tenant_caps: dropped once at start-up, so commands need not. */
     int bset_clean;
+    /* Commands get oom_score_adj 1000, so that an OOM kill in the sandbox takes them, not the init; except where
+     * no OOM killer works inside (gVisor: the host's kills the whole Sentry), so that the write does nothing. */
+    int no_oom_killer;
 };
 
 extern struct init_state g;
