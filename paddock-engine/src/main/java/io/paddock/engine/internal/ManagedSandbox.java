@@ -101,6 +101,7 @@ final class ManagedSandbox implements Sandbox {
     synchronized void running(RuntimeSandbox rt, InitClient initClient) {
         this.runtimeSandbox = rt;
         this.client = initClient;
+        initClient.explainLossWith(this::explainLoss);
         moveTo(SandboxState.RUNNING);
     }
 
@@ -134,6 +135,7 @@ final class ManagedSandbox implements Sandbox {
         if (rt != null) {
             this.runtimeSandbox = rt;
             this.client = initClient;
+            initClient.explainLossWith(this::explainLoss);
         }
         moveTo(SandboxState.RUNNING);
         return true;
@@ -335,26 +337,43 @@ final class ManagedSandbox implements Sandbox {
     }
 
     /**
-     * An exec that failed because the whole sandbox died of OOM (the runsc tier: the host's OOM killer
-     * kills the Sentry) says so, instead of "the init closed its channel".
+     * The end of the init's channel as the runtime explains it ({@link InitClient#explainLossWith}): the whole
+     * sandbox died of a limit, which the channel cannot tell. The runsc tier: the host's OOM killer kills the
+     * Sentry, and the Sentry dies when the host process limit (its own threads and stub processes count against
+     * it) refuses it one. Read from the cgroup, which destroy removes only after this.
      */
-    private SandboxException lostToOom(InitClient c, SandboxException e) {
+    private SandboxException explainLoss(SandboxException closed) {
         RuntimeSandbox rt = runtimeSandbox;
-        if (c.isOpen() || rt == null) {
-            return e;
+        if (rt == null) {
+            return closed;
         }
-        // The engine classifies the stop from the cgroup's OOM counter before destroy removes the cgroup.
-        boolean oom = rt.oomKills() > 0;
-        if (!oom) {
-            awaitStop(Duration.ofSeconds(5));
-            oom = stopReason() == StopReason.OOM;
+        if (rt.oomKills() > 0) {
+            return outOfMemory(closed);
         }
-        if (!oom) {
-            return e;
+        if (rt.processLimitHits() > 0) {
+            return new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "sandbox " + id + " reached its host process"
+                    + " limit and was stopped: on the " + manager.runtimeName(spec) + " tier the runtime's own"
+                    + " threads count against it beside the sandbox's " + spec.pids() + " processes", closed);
         }
+        return closed;
+    }
+
+    private SandboxException outOfMemory(SandboxException cause) {
         return new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "sandbox " + id + " ran out of memory (limit "
                 + spec.memory() + ") and was stopped: on the " + manager.runtimeName(spec)
-                + " tier an out-of-memory kill stops the whole sandbox", e);
+                + " tier an out-of-memory kill stops the whole sandbox", cause);
+    }
+
+    /**
+     * An exec that failed because the channel ended, where the OOM killer's count came only after the end (it
+     * counts once its SIGKILL is sent): the engine's classification of the stop says so.
+     */
+    private SandboxException lostToOom(InitClient c, SandboxException e) {
+        if (c.isOpen() || runtimeSandbox == null || e.code() == ErrorCode.RESOURCE_EXHAUSTED) {
+            return e;
+        }
+        awaitStop(Duration.ofSeconds(5));
+        return stopReason() == StopReason.OOM ? outOfMemory(e) : e;
     }
 
     @Override

@@ -61,6 +61,7 @@ public final class InitClient implements AutoCloseable {
     private final InitFiles files;
     /** Bytes of buffer the reader holds now (read buffer + frame buffer), for tests and diagnostics. */
     private volatile int readerBuffers;
+    private volatile java.util.function.UnaryOperator<SandboxException> lossExplainer = java.util.function.UnaryOperator.identity();
 
     /** Receives the frames of one channel id; called on the reader thread, must not block. */
     interface Handler {
@@ -75,6 +76,15 @@ public final class InitClient implements AutoCloseable {
         this.nonce = nonce.clone();
         this.name = name;
         this.files = new InitFiles(this);
+    }
+
+    /**
+     * What an end of the channel is reported as, to everything waiting on it: given "closed its channel", the
+     * sandbox's owner says why where the runtime knows (an OOM kill, a process limit), which the channel cannot.
+     * Called once, on the reader thread, when the channel ends.
+     */
+    public void explainLossWith(java.util.function.UnaryOperator<SandboxException> explainer) {
+        this.lossExplainer = explainer;
     }
 
     /** Writes HELLO; the engine may do this into the FIFO before the init has even started. */
@@ -359,7 +369,16 @@ public final class InitClient implements AutoCloseable {
                 rbuf.clear();
                 int n = in.read(rbuf);
                 if (n < 0) {
-                    fail(new SandboxException(ErrorCode.UNAVAILABLE, "sandbox init " + name + " closed its channel"));
+                    SandboxException lost = new SandboxException(ErrorCode.UNAVAILABLE, "sandbox init " + name
+                            + " closed its channel");
+                    SandboxException reason;
+                    try {
+                        reason = lossExplainer.apply(lost);
+                    } catch (RuntimeException e) {
+                        LOG.log(System.Logger.Level.WARNING, "init " + name + ": explaining its end failed", e);
+                        reason = lost;
+                    }
+                    fail(reason);
                     return;
                 }
                 if (n == 0) {

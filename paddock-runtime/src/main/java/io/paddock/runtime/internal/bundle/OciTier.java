@@ -59,6 +59,8 @@ import java.util.stream.Stream;
 public abstract class OciTier implements SandboxRuntime {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     private static final String CGROUP_PARENT = "/paddock/";
+    /** How much of init.log a report of a dead sandbox quotes. */
+    private static final int LOG_TAIL_BYTES = 2048;
     /** Bundles written before tiers were recorded have no {@code runtime} file: they are runc's. */
     static final String LEGACY_TIER = "runc";
     private static final String STAGING_OWNER = "@";
@@ -899,6 +901,26 @@ public abstract class OciTier implements SandboxRuntime {
                 oomFile = file = host.cgroups().oomKillsFile(cgroupsPath(id));
             }
             return file.map(Cgroups::oomKillsIn).orElse(0L);
+        }
+
+        @Override
+        public long processLimitHits() {
+            return host.cgroups().pidsLimitHits(cgroupsPath(id));
+        }
+
+        /** The end of init.log: the runtime's stderr (a Sentry's panic) and the init's own messages. */
+        @Override
+        public String logTail() {
+            Path log = bundle(id).resolve("init.log");
+            try (FileChannel ch = FileChannel.open(log)) {
+                long size = ch.size();
+                ByteBuffer buf = ByteBuffer.allocate((int) Math.min(size, LOG_TAIL_BYTES));
+                ch.read(buf, size - buf.capacity());
+                String text = new String(buf.array(), 0, buf.position(), StandardCharsets.UTF_8);
+                return text.replaceAll("[\\p{Cntrl}&&[^\n\t]]", "?").strip();
+            } catch (IOException e) {
+                return "";
+            }
         }
 
         @Override

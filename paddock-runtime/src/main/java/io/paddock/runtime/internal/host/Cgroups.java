@@ -241,13 +241,30 @@ public final class Cgroups {
      * every exec reads it, and a line reader with its decoder cost about 40 µs of an exec's start.
      */
     public static long oomKillsIn(Path file) {
+        return counterIn(file, OOM_KILL);
+    }
+
+    /**
+     * How many times a fork or clone in this cgroup failed at its {@code pids.max} (the {@code max} count of
+     * {@code pids.events}, where the kernel keeps it on v1 and v2); 0 if unknown or gone.
+     */
+    public long pidsLimitHits(String cgroupsPath) {
+        return (version == Version.V2 ? Optional.of(hierarchies.get("").resolve(relative(cgroupsPath)))
+                : controllerDir("pids", cgroupsPath)).map(d -> counterIn(d.resolve("pids.events"), PIDS_MAX)).orElse(0L);
+    }
+
+    private static String relative(String cgroupsPath) {
+        return cgroupsPath.startsWith("/") ? cgroupsPath.substring(1) : cgroupsPath;
+    }
+
+    /** The number after {@code key} at the start of a line of {@code file} (0 if unknown or gone). */
+    private static long counterIn(Path file, byte[] key) {
         byte[] b;
         try {
             b = Files.readAllBytes(file);
         } catch (IOException e) {
             return 0;
         }
-        byte[] key = OOM_KILL;
         for (int line = 0; line < b.length; ) {
             boolean match = line + key.length <= b.length;
             for (int i = 0; match && i < key.length; i++) {
@@ -269,6 +286,7 @@ public final class Cgroups {
     }
 
     private static final byte[] OOM_KILL = "oom_kill ".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] PIDS_MAX = "max ".getBytes(StandardCharsets.US_ASCII);
 
     /**
      * The cgroup's counters: memory charged now and its limit, CPU time used, tasks. Empty when the sandbox has no

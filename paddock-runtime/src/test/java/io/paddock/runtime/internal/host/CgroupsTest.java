@@ -46,6 +46,19 @@ class CgroupsTest {
         assertThat(Cgroups.oomKillsIn(dir.resolve("gone"))).as("a removed cgroup").isZero();
     }
 
+    @Test
+    void readsForksRefusedAtThePidsLimitOnV1AndV2(@TempDir Path root) throws IOException {
+        Cgroups v1 = Cgroups.parse(List.of("39 31 0:36 / " + root.resolve("pids") + " rw - cgroup cgroup rw,pids"));
+        assertThat(v1.pidsLimitHits("/paddock/x")).as("a removed cgroup").isZero();
+        write(root.resolve("pids/paddock/x"), "pids.events", "max 5\n");
+        assertThat(v1.pidsLimitHits("/paddock/x")).isEqualTo(5);
+        Cgroups v2 = Cgroups.parse(List.of("30 25 0:26 / " + root.resolve("v2") + " rw,nosuid - cgroup2 cgroup2 rw"));
+        write(root.resolve("v2/paddock/x"), "pids.events", "max 0\n");
+        assertThat(v2.pidsLimitHits("/paddock/x")).isZero();
+        write(root.resolve("v2/paddock/x"), "pids.events", "max 12\n");
+        assertThat(v2.pidsLimitHits("/paddock/x")).isEqualTo(12);
+    }
+
     /** The attach lock warmer only ever moves this process into the cgroups it is in, and stops once released. */
     @Test
     void warmingTheAttachLockMovesNothingAndStops() throws Exception {
