@@ -14,15 +14,21 @@ import io.paddock.Paddock;
 import io.paddock.SandboxException;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadFactory;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * Paddock's MCP server on the SDK's transports: stdio (one client, the process's stdin and stdout) and
@@ -90,18 +96,42 @@ public final class McpServers {
      * {@link SandboxException} to refuse.
      */
     public static Http http(String version, Function<HttpServletRequest, Scope> scopes, int maxRequestBytes) {
-        HttpServletStreamableServerTransportProvider transport = HttpServletStreamableServerTransportProvider.builder()
-                .jsonMapper(json()).mcpEndpoint("/mcp").maxRequestSize(maxRequestBytes)
-                .contextExtractor(request -> McpTransportContext.create(Map.of(SCOPE, scopes.apply(request))))
-                .build();
+        // The transport sweeps idle sessions on a single-thread Reactor scheduler of its own, made as it is built
+        // and never disposed (closeGracefully disposes only the sweep): a thread that is not a daemon, which would
+        // keep an application that embeds the daemon alive after close. It is caught as it is made, by its name,
+        // and disposed with the server.
+        List<Scheduler> sweepers = new CopyOnWriteArrayList<>();
+        Schedulers.Snapshot previous = Schedulers.setFactoryWithSnapshot(new Schedulers.Factory() {
+            @Override
+            public Scheduler newSingle(ThreadFactory threads) {
+                Scheduler s = Schedulers.Factory.super.newSingle(threads);
+                if (threads instanceof Supplier<?> name && SWEEPER.equals(name.get())) {
+                    sweepers.add(s);
+                }
+                return s;
+            }
+        });
+        HttpServletStreamableServerTransportProvider transport;
+        try {
+            transport = HttpServletStreamableServerTransportProvider.builder()
+                    .jsonMapper(json()).mcpEndpoint("/mcp").maxRequestSize(maxRequestBytes)
+                    .contextExtractor(request -> McpTransportContext.create(Map.of(SCOPE, scopes.apply(request))))
+                    .build();
+        } finally {
+            Schedulers.resetFrom(previous);
+        }
         McpSyncServer server = configure(McpServer.sync(transport), version, McpServers::scopeOf);
-        return new Http(transport, server);
+        return new Http(transport, server, List.copyOf(sweepers));
     }
 
+    /** The thread name of the HTTP transport's session sweeper (MCP Java SDK 2.1). */
+    static final String SWEEPER = "streamable-http-server-transport-session-sweeper";
+
     /** The daemon's endpoint: the servlet to mount, and the server to close when the daemon stops. */
-    public record Http(HttpServlet servlet, McpSyncServer server) {
+    public record Http(HttpServlet servlet, McpSyncServer server, List<Scheduler> sweepers) {
         public void close() {
             server.closeGracefully();
+            sweepers.forEach(Scheduler::dispose);
         }
     }
 
