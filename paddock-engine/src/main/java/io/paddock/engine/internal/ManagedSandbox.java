@@ -344,13 +344,14 @@ final class ManagedSandbox implements Sandbox {
      */
     private SandboxException explainLoss(SandboxException closed) {
         RuntimeSandbox rt = runtimeSandbox;
-        if (rt == null) {
-            return closed;
+        if (rt == null || currentState() != SandboxState.RUNNING) {
+            return closed; // the engine is stopping it (or pausing it): nothing died of a limit
         }
         if (rt.oomKills() > 0) {
             return outOfMemory(closed);
         }
-        if (rt.processLimitHits() > 0) {
+        // Only where the host limit is not the tenant's own (runc: a bomb meets pids.max, and the sandbox lives on).
+        if (manager.hostPidsCountTheRuntime(spec) && rt.processLimitHits() > 0) {
             return new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "sandbox " + id + " reached its host process"
                     + " limit and was stopped: on the " + manager.runtimeName(spec) + " tier the runtime's own"
                     + " threads count against it beside the sandbox's " + spec.pids() + " processes", closed);

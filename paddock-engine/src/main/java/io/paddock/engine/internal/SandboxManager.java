@@ -143,6 +143,14 @@ final class SandboxManager implements AutoCloseable {
         return runtimes.summary();
     }
 
+    /**
+     * Whether the sandbox's host {@code pids.max} counts its runtime's own tasks beside the tenant's (runsc: the
+     * Sentry's threads and stubs), which is where the tier enforces the tenant's limit inside instead.
+     */
+    boolean hostPidsCountTheRuntime(SandboxSpec spec) {
+        return runtimeOf(spec).tenantProcessLimit(spec) > 0;
+    }
+
     private SandboxRuntime runtimeOf(SandboxSpec spec) {
         return runtimes.require(runtimeName(spec));
     }
