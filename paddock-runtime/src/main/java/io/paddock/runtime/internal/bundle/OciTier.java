@@ -14,6 +14,7 @@ import io.paddock.runtime.SandboxRuntime;
 import io.paddock.runtime.StartRequest;
 import io.paddock.runtime.internal.host.Cgroups;
 import io.paddock.runtime.internal.host.Fifos;
+import io.paddock.runtime.internal.host.Runsc;
 import io.paddock.runtime.internal.host.WritableLayers;
 import io.paddock.runtime.internal.image.HostImage;
 import io.paddock.runtime.internal.oci.BundlePlan;
@@ -908,14 +909,24 @@ public abstract class OciTier implements SandboxRuntime {
             return host.cgroups().pidsLimitHits(cgroupsPath(id));
         }
 
-        /** The end of init.log: the runtime's stderr (a Sentry's panic) and the init's own messages. */
+        /**
+         * The start of the runtime's fatal-error log where there is one (runsc's {@code panic.log}: what killed the
+         * Sentry comes first), then the end of init.log (the runtime's stderr and the init's own messages).
+         */
         @Override
         public String logTail() {
-            Path log = bundle(id).resolve("init.log");
-            try (FileChannel ch = FileChannel.open(log)) {
+            Path bundle = bundle(id);
+            String panic = excerpt(bundle.resolve(Runsc.PANIC_LOG), false);
+            String log = excerpt(bundle.resolve("init.log"), true);
+            return panic.isEmpty() ? log : panic + "\n[...]\n" + log;
+        }
+
+        /** Up to {@link #LOG_TAIL_BYTES} of a log, its start or its end, control characters shown as '?'. */
+        private static String excerpt(Path file, boolean end) {
+            try (FileChannel ch = FileChannel.open(file)) {
                 long size = ch.size();
                 ByteBuffer buf = ByteBuffer.allocate((int) Math.min(size, LOG_TAIL_BYTES));
-                ch.read(buf, size - buf.capacity());
+                ch.read(buf, end ? size - buf.capacity() : 0);
                 String text = new String(buf.array(), 0, buf.position(), StandardCharsets.UTF_8);
                 return text.replaceAll("[\\p{Cntrl}&&[^\n\t]]", "?").strip();
             } catch (IOException e) {

@@ -100,13 +100,27 @@ public final class Runsc {
     }
 
     /**
+     * As {@link #argv(boolean, String...)} for a command that starts a sandbox from {@code bundle}: its Sentry's and
+     * gofer's fatal errors (a Go panic, "failed to create new OS thread") go to {@link #PANIC_LOG} there, which
+     * nothing else records, so that a sandbox that dies can say why.
+     */
+    private List<String> startArgv(boolean network, Path bundle, String... command) {
+        List<String> argv = argv(network, command);
+        argv.add(1, "--panic-log=" + bundle.resolve(PANIC_LOG));
+        return argv;
+    }
+
+    /** Where in its bundle a runsc sandbox's Sentry writes its fatal errors. */
+    public static final String PANIC_LOG = "panic.log";
+
+    /**
      * {@code runsc run --detach}: starts the sandbox (Sentry, gofer) detached, the init's stdin and stdout
      * connected to the given FIFOs (runsc hands them to the Sentry as the container's stdio) and runsc's
      * own stderr appended to {@code log}.
      */
     public void runDetached(String id, Path bundle, Path stdinFifo, Path stdoutFifo, Path log, java.util.Optional<Path> netns) {
         if (netns.isEmpty()) {
-            check(HostProcess.runWithFiles(argv(false, "run", "--detach", "--bundle", bundle.toString(), id),
+            check(HostProcess.runWithFiles(startArgv(false, bundle, "run", "--detach", "--bundle", bundle.toString(), id),
                     stdinFifo, stdoutFifo, log, TIMEOUT), log);
             return;
         }
@@ -119,7 +133,7 @@ public final class Runsc {
         // Both in the sandbox's network namespace: create binds the sandbox's control socket, an abstract
         // socket, which only processes of that namespace reach (runsc start among them).
         List<String> create = new ArrayList<>(List.of(nsenter().toString(), "--net=" + netns.get()));
-        create.addAll(argv(true, "create", "--bundle", bundle.toString(), id));
+        create.addAll(startArgv(true, bundle, "create", "--bundle", bundle.toString(), id));
         check(HostProcess.runWithFiles(create, stdinFifo, stdoutFifo, log, TIMEOUT), log);
         List<String> start = maskedInNetns(netns.get());
         start.addAll(argv(true, "start", id));
@@ -182,8 +196,8 @@ public final class Runsc {
         // A networked sandbox is restored where it was started: restore is create and start in one command, so
         // it runs whole in the sandbox's network namespace (the control socket) under the start's mask.
         List<String> command = netns.map(Runsc::procMaskedInNetns).orElseGet(ArrayList::new);
-        command.addAll(argv(netns.isPresent(), "restore", "--detach", "--bundle", bundle.toString(), "--image-path",
-                imageDir.toString(), id));
+        command.addAll(startArgv(netns.isPresent(), bundle, "restore", "--detach", "--bundle", bundle.toString(),
+                "--image-path", imageDir.toString(), id));
         int code = HostProcess.runWithFiles(command, stdinFifo, stdoutFifo, log, CHECKPOINT_TIMEOUT);
         if (code != 0) {
             throw new SandboxException(ErrorCode.INTERNAL, "runsc could not restore sandbox " + id + " (exit " + code
