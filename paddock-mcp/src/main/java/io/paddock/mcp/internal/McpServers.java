@@ -99,7 +99,8 @@ public final class McpServers {
         // The transport sweeps idle sessions on a single-thread Reactor scheduler of its own, made as it is built
         // and never disposed (closeGracefully disposes only the sweep): a thread that is not a daemon, which would
         // keep an application that embeds the daemon alive after close. It is caught as it is made, by its name,
-        // and disposed with the server.
+        // and disposed with the server. The factory is swapped only around build(), which touches no shared
+        // scheduler (the keep-alive pinger, which would, is off); the shared ones are restored as they were.
         List<Scheduler> sweepers = new CopyOnWriteArrayList<>();
         Schedulers.Snapshot previous = Schedulers.setFactoryWithSnapshot(new Schedulers.Factory() {
             @Override

@@ -211,7 +211,7 @@ public final class Cgroups {
 
     /** Every directory a sandbox with this cgroups path has (or would have) on the host. */
     public List<Path> dirs(String cgroupsPath) {
-        String rel = cgroupsPath.startsWith("/") ? cgroupsPath.substring(1) : cgroupsPath;
+        String rel = relative(cgroupsPath);
         List<Path> out = new ArrayList<>();
         for (Path mount : hierarchies.values()) {
             out.add(mount.resolve(rel));
@@ -221,9 +221,8 @@ public final class Cgroups {
 
     /** The directory holding the memory controller's files for this path. */
     public Optional<Path> memoryDir(String cgroupsPath) {
-        String rel = cgroupsPath.startsWith("/") ? cgroupsPath.substring(1) : cgroupsPath;
         if (version == Version.V2) {
-            return Optional.of(hierarchies.get("").resolve(rel));
+            return Optional.of(hierarchies.get("").resolve(relative(cgroupsPath)));
         }
         return controllerDir("memory", cgroupsPath);
     }
@@ -249,8 +248,9 @@ public final class Cgroups {
      * {@code pids.events}, where the kernel keeps it on v1 and v2); 0 if unknown or gone.
      */
     public long pidsLimitHits(String cgroupsPath) {
-        return (version == Version.V2 ? Optional.of(hierarchies.get("").resolve(relative(cgroupsPath)))
-                : controllerDir("pids", cgroupsPath)).map(d -> counterIn(d.resolve("pids.events"), PIDS_MAX)).orElse(0L);
+        Optional<Path> dir = version == Version.V2 ? Optional.of(hierarchies.get("").resolve(relative(cgroupsPath)))
+                : controllerDir("pids", cgroupsPath);
+        return dir.map(d -> counterIn(d.resolve("pids.events"), PIDS_MAX)).orElse(0L);
     }
 
     private static String relative(String cgroupsPath) {
@@ -320,7 +320,7 @@ public final class Cgroups {
 
     /** A v1 controller's directory for this path. */
     private Optional<Path> controllerDir(String controller, String cgroupsPath) {
-        String rel = cgroupsPath.startsWith("/") ? cgroupsPath.substring(1) : cgroupsPath;
+        String rel = relative(cgroupsPath);
         return hierarchies.entrySet().stream()
                 .filter(e -> List.of(e.getKey().split(",")).contains(controller))
                 .map(e -> e.getValue().resolve(rel)).findFirst();
