@@ -221,10 +221,13 @@ public final class Cgroups {
 
     /** The directory holding the memory controller's files for this path. */
     public Optional<Path> memoryDir(String cgroupsPath) {
-        if (version == Version.V2) {
-            return Optional.of(hierarchies.get("").resolve(relative(cgroupsPath)));
-        }
-        return controllerDir("memory", cgroupsPath);
+        return filesOf("memory", cgroupsPath);
+    }
+
+    /** Where a controller's files for this path are: its v1 hierarchy's directory, or the one v2 directory. */
+    private Optional<Path> filesOf(String controller, String cgroupsPath) {
+        return version == Version.V2 ? Optional.of(hierarchies.get("").resolve(relative(cgroupsPath)))
+                : controllerDir(controller, cgroupsPath);
     }
 
     /**
@@ -248,9 +251,7 @@ public final class Cgroups {
      * {@code pids.events}, where the kernel keeps it on v1 and v2); 0 if unknown or gone.
      */
     public long pidsLimitHits(String cgroupsPath) {
-        Optional<Path> dir = version == Version.V2 ? Optional.of(hierarchies.get("").resolve(relative(cgroupsPath)))
-                : controllerDir("pids", cgroupsPath);
-        return dir.map(d -> counterIn(d.resolve("pids.events"), PIDS_MAX)).orElse(0L);
+        return filesOf("pids", cgroupsPath).map(d -> counterIn(d.resolve("pids.events"), PIDS_MAX)).orElse(0L);
     }
 
     private static String relative(String cgroupsPath) {
@@ -312,8 +313,7 @@ public final class Cgroups {
         } else {
             cpuNanos = controllerDir("cpuacct", cgroupsPath).map(d -> readLong(d.resolve("cpuacct.usage")).orElse(0)).orElse(0L);
         }
-        long tasks = (version == Version.V2 ? Optional.of(mem) : controllerDir("pids", cgroupsPath))
-                .map(d -> readLong(d.resolve("pids.current")).orElse(0)).orElse(0L);
+        long tasks = filesOf("pids", cgroupsPath).map(d -> readLong(d.resolve("pids.current")).orElse(0)).orElse(0L);
         return Optional.of(new io.paddock.ResourceUsage(io.paddock.ByteSize.bytes(Math.max(0, memory.getAsLong())),
                 memoryLimit, java.time.Duration.ofNanos(Math.max(0, cpuNanos)), Math.max(0, tasks)));
     }
