@@ -779,12 +779,13 @@ final class SandboxManager implements AutoCloseable {
     private void onInitGone(ManagedSandbox sb) {
         if (sb.currentState() == SandboxState.RUNNING && !closed) {
             RuntimeSandbox rt = sb.runtimeSandbox();
-            StopReason reason = rt != null && rt.oomKills() > 0 ? StopReason.OOM : StopReason.FAILED;
+            long oomKills = rt != null ? rt.oomKills() : 0;
+            StopReason reason = oomKills > 0 ? StopReason.OOM : StopReason.FAILED;
             if (rt != null) {
                 // What the sandbox's cgroup and log say, read before destroy removes them: an init that dies
                 // unexpectedly is otherwise only "closed its channel".
                 LOG.log(System.Logger.Level.WARNING, "sandbox " + sb.id() + " stopped (" + reason + "): its init died;"
-                        + " OOM kills " + rt.oomKills() + ", forks refused at the host process limit "
+                        + " OOM kills " + oomKills + ", forks refused at the host process limit "
                         + rt.processLimitHits() + "; the end of its log: " + rt.logTail());
             }
             stopper.execute(() -> destroyQuietly(sb, reason));
