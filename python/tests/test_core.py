@@ -53,11 +53,13 @@ def test_streaming_exec_with_stdin(client: paddock.Client, runtime: str) -> None
 def test_a_terminal_and_its_size(client: paddock.Client, runtime: str) -> None:
     with client.create(runtime=runtime, timeout=120) as sb:
         p = sb.start("sh", "-c", "stty size; echo err >&2; read x; stty size", terminal=(100, 30))
-        first = next(iter(p.stdout))
-        assert first == b"30 100\r\n"
+        lines = iter(p.stdout)
+        assert next(lines) == b"30 100\r\n"
+        # The terminal echoes "go" as soon as it is written: wait for "err" first, or the two race.
+        assert next(lines) == b"err\r\n"
         p.resize(132, 50)
         p.write("go\n")
-        assert b"".join(p.stdout) == b"err\r\ngo\r\n50 132\r\n"
+        assert b"".join(lines) == b"go\r\n50 132\r\n"
         assert p.stderr.read() == b""
         assert p.wait(60).exit_code == 0
 
