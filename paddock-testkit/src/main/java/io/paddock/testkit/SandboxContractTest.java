@@ -119,6 +119,21 @@ public abstract class SandboxContractTest {
         }
     }
 
+    /**
+     * The default {@code LANG=C.UTF-8} works, and comes from one locale archive: the host image carries one when
+     * the host has none, so a program's start maps one file instead of opening twelve (110 system calls for
+     * {@code echo} become 40; each is a trip through the Sentry on gVisor).
+     */
+    @Test
+    void theDefaultLocaleIsUtf8FromOneArchive() {
+        try (Sandbox sb = create()) {
+            ExecResult r = sb.exec("sh", "-c", "locale charmap; test -f /usr/lib/locale/locale-archive && echo archive;"
+                    + " locale -a | grep -ix c.utf-*8; python3 -c 'print(\"\\u00e9\".encode())'");
+            assertThat(r.stderrText()).isEmpty();
+            assertThat(r.stdoutText()).isEqualTo("UTF-8\narchive\nC.utf8\nb'\\xc3\\xa9'\n");
+        }
+    }
+
     @Test
     void commandNotFoundExitsWith127AndSaysWhy() {
         try (Sandbox sb = create()) {

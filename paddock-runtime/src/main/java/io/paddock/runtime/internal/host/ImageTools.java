@@ -31,6 +31,19 @@ public final class ImageTools {
         }
     }
 
+    /**
+     * {@code localedef --prefix=PREFIX --add-to-archive DIR…}: one glibc locale archive
+     * ({@code PREFIX/usr/lib/locale/locale-archive}) of the compiled locale directories given.
+     *
+     * @return empty when localedef succeeded, else what it said
+     */
+    public static Optional<String> localeArchive(Path localedef, Path prefix, List<Path> localeDirs) {
+        List<String> argv = new ArrayList<>(List.of(localedef.toString(), "--prefix=" + prefix, "--add-to-archive"));
+        localeDirs.forEach(d -> argv.add(d.toString()));
+        HostProcess.Result r = HostProcess.run(argv, Duration.ofSeconds(60));
+        return r.ok() ? Optional.empty() : Optional.of(r.output().strip());
+    }
+
     public static Path locateMmdebstrap() {
         return HostProcess.locate("mmdebstrap", "PADDOCK_MMDEBSTRAP",
                 "mmdebstrap is not installed; Paddock builds Debian images with it. Install it: sudo apt-get install -y mmdebstrap");
