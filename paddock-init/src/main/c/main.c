@@ -1,8 +1,10 @@
 /* paddock-init: PID 1 of every Paddock sandbox.
  *
- *   paddock-init --uid=N --gid=N --workdir=/abs/path
+ *   paddock-init --uid=N --gid=N --workdir=/abs/path [--tenant-caps=0xMASK] [--seccomp-fd=N]
  *
- * fd 0: engine->init byte stream, fd 1: init->engine byte stream, fd 2: host log file.
+ * fd 0: engine->init byte stream, fd 1: init->engine byte stream, fd 2: host log file; with --seccomp-fd, fd N:
+ * the sandbox's seccomp filter, compiled once by the engine (paddock-seccomp), which this process installs
+ * before anything else, as runc would have just before executing it.
  * One thread, one poll() loop; every buffer is bounded; the protocol is docs/PROTOCOL.md. */
 #include "init.h"
 
@@ -445,8 +447,56 @@ static int parse_u32(const char *s, uint32_t *out)
 
 static void usage(void)
 {
-    logmsg("usage: paddock-init --uid=N --gid=N --workdir=/abs/path [--tenant-caps=0xMASK]");
+    logmsg("usage: paddock-init --uid=N --gid=N --workdir=/abs/path [--tenant-caps=0xMASK] [--seccomp-fd=N]");
     exit(2);
+}
+
+/* The kernel's classic BPF program (linux/filter.h), declared here: musl's headers carry no linux/ directory. */
+struct bpf_insn {
+    uint16_t code;
+    uint8_t jt;
+    uint8_t jf;
+    uint32_t k;
+};
+struct bpf_prog {
+    unsigned short len;
+    struct bpf_insn *filter;
+};
+#define SECCOMP_MODE_FILTER 2
+#define BPF_MAXINSNS 4096
+
+/* Installs the filter read from fd (then closed), with the call runc makes for a profile without flags. Any
+ * failure ends the init: a sandbox never starts without its filter. */
+static void install_seccomp(int fd)
+{
+    static struct bpf_insn prog[BPF_MAXINSNS + 1];
+    size_t have = 0;
+    for (;;) {
+        ssize_t r = read(fd, (char *)prog + have, sizeof(prog) - have);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            logmsg("seccomp filter: read: %s", strerror(errno));
+            exit(3);
+        }
+        if (r == 0)
+            break;
+        have += (size_t)r;
+        if (have == sizeof(prog)) {
+            logmsg("seccomp filter: longer than %d instructions", BPF_MAXINSNS);
+            exit(3);
+        }
+    }
+    close(fd);
+    if (have == 0 || have % sizeof(struct bpf_insn) != 0) {
+        logmsg("seccomp filter: %zu bytes is not a program", have);
+        exit(3);
+    }
+    struct bpf_prog p = {(unsigned short)(have / sizeof(struct bpf_insn)), prog};
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &p, 0, 0) != 0) {
+        logmsg("seccomp filter: %s", strerror(errno));
+        exit(3);
+    }
 }
 
 static void make_workdir(void)
@@ -481,7 +531,7 @@ static void wipe_environment(void)
 
 int main(int argc, char **argv)
 {
-    uint32_t uid = UINT32_MAX, gid = UINT32_MAX;
+    uint32_t uid = UINT32_MAX, gid = UINT32_MAX, seccomp_fd = UINT32_MAX;
     for (int i = 1; i < argc; i++) {
         if (!strncmp(argv[i], "--uid=", 6) && parse_u32(argv[i] + 6, &uid) == 0)
             continue;
@@ -494,6 +544,9 @@ int main(int argc, char **argv)
             if (errno == 0 && *end == '\0')
                 continue;
         }
+        if (!strncmp(argv[i], "--seccomp-fd=", 13) && parse_u32(argv[i] + 13, &seccomp_fd) == 0 &&
+            seccomp_fd > 2 && seccomp_fd < 1024)
+            continue;
         if (!strncmp(argv[i], "--workdir=", 10) && argv[i][10] == '/' &&
             strlen(argv[i] + 10) < sizeof(g.workdir)) {
             strcpy(g.workdir, argv[i] + 10);
@@ -503,6 +556,8 @@ int main(int argc, char **argv)
     }
     if (uid == UINT32_MAX || gid == UINT32_MAX || !g.workdir[0])
         usage();
+    if (seccomp_fd != UINT32_MAX)
+        install_seccomp((int)seccomp_fd);
     g.uid = uid;
     g.gid = gid;
     g.is_pid1 = getpid() == 1;

@@ -1,7 +1,7 @@
 /*
  * paddock-userns-run: runs runc with the sandbox's user namespace owned by the sandbox's own host uid.
  *
- *   paddock-userns-run [-n <netns> <sysfs>] <uid> <gid> <count> <nofile> <link> <runc> [runc args...]
+ *   paddock-userns-run [-s <filter>] [-n <netns> <sysfs>] <uid> <gid> <count> <nofile> <link> <runc> [runc args...]
  *
  * The kernel charges per-user counts (inotify instances and watches, user namespaces, POSIX queue bytes,
  * pending signals, RLIMIT_NPROC) at every user-namespace level, and at the host's level to the uid that
@@ -21,6 +21,9 @@
  * sandbox cannot mount a sysfs of its own (sysfs shows the network namespace of whoever mounts it, and only
  * the namespace's owner may): this program mounts one at <sysfs>, read-only, from inside the namespace, the
  * spec binds it at /sys, and once runc has exited (the sandbox holds its own copy) it is detached here.
+ *
+ * With -s, <filter> (the sandbox's seccomp filter, compiled once by paddock-seccomp) is open as fd 3 for runc,
+ * which passes it on (--preserve-fds 1) to paddock-init, which installs it (--seccomp-fd=3).
  *
  * Exit status: runc's; 125 when this program failed (the reason is on stderr, runc's log).
  */
@@ -105,6 +108,17 @@ static void holder(uid_t uid, gid_t gid, pid_t parent, int ready) {
 
 int main(int argc, char **argv) {
     const char *sysfs = NULL;
+    if (argc > 2 && strcmp(argv[1], "-s") == 0) {
+        int f = open(argv[2], O_RDONLY);
+        if (f < 0) {
+            die(argv[2]);
+        }
+        if (f != 3 && (dup2(f, 3) != 3 || close(f) != 0)) {
+            die("the seccomp filter's fd");
+        }
+        argc -= 2;
+        argv += 2;
+    }
     if (argc > 3 && strcmp(argv[1], "-n") == 0) {
         int ns = open(argv[2], O_RDONLY | O_CLOEXEC);
         if (ns < 0) {
@@ -122,7 +136,7 @@ int main(int argc, char **argv) {
         argv += 3;
     }
     if (argc < 7) {
-        fprintf(stderr, "usage: paddock-userns-run [-n <netns>] <uid> <gid> <count> <nofile> <link> <runc> [args...]\n");
+        fprintf(stderr, "usage: paddock-userns-run [-s <filter>] [-n <netns> <sysfs>] <uid> <gid> <count> <nofile> <link> <runc> [args...]\n");
         return FAIL;
     }
     uid_t uid = (uid_t) number(argv[1], "uid");

@@ -120,6 +120,11 @@ public abstract class OciTier implements SandboxRuntime {
         return SeccompProfile.Dialect.KERNEL;
     }
 
+    /** The spec as this tier's runtime gets it ({@link OciSpecBuilder}'s, annotated): unchanged unless the tier says otherwise. */
+    protected OciSpec runtimeSpec(OciSpec spec) {
+        return spec;
+    }
+
     /** The spec's annotations, for the runtime: none unless the tier says otherwise. */
     protected java.util.Map<String, String> annotations(BundlePlan plan) {
         return java.util.Map.of();
@@ -181,7 +186,7 @@ public abstract class OciTier implements SandboxRuntime {
                 plan = plan.inNetns(new BundlePlan.Netns(request.network().get().path().toString(), resolv.toString(),
                         sysfs.toString(), caBundle));
             }
-            OciSpec spec = OciSpecBuilder.build(plan).withAnnotations(annotations(plan));
+            OciSpec spec = runtimeSpec(OciSpecBuilder.build(plan).withAnnotations(annotations(plan)));
             Files.write(bundle.resolve("config.json"), JSON.writeValueAsBytes(spec));
             BundlePlan built = plan;
             // The FIFOs were made with the root (mountImageRoot, mountHostRoot), in the same process.

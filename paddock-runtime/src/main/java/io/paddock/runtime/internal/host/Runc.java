@@ -13,6 +13,8 @@ import java.util.List;
 /** The runc command line: the only code that runs runc. */
 public final class Runc {
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    /** The init's fd of a filter the launcher hands it: the first after stdio, which runc's --preserve-fds 1 keeps. */
+    public static final int SECCOMP_FD = 3;
 
     private final Path binary;
     private final Path stateRoot;
@@ -51,11 +53,15 @@ public final class Runc {
      * (uid and gid alike), maps container ids {@code 0 … size-1} to that range, points {@code link} (the path
      * config.json names) at it, sets the init's RLIMIT_NOFILE to {@code nofile} and RLIMIT_CORE to 0 on
      * itself, runs runc, and kills its namespace holder once runc has exited (the sandbox's processes then
-     * hold the namespace).
+     * hold the namespace). With {@code seccompFilter}, the launcher opens that compiled filter as fd
+     * {@value #SECCOMP_FD}, runc passes it on to the init ({@code --preserve-fds}), and the spec's init installs it
+     * ({@code OciSpec#withSeccompByInit}).
      */
-    public record OwnUserns(Path launcher, long hostRoot, long size, long nofile, Path link, java.util.Optional<Netns> netns) {
+    public record OwnUserns(Path launcher, long hostRoot, long size, long nofile, Path link, java.util.Optional<Netns> netns,
+                            java.util.Optional<Path> seccompFilter) {
         public OwnUserns {
             java.util.Objects.requireNonNull(netns, "netns");
+            java.util.Objects.requireNonNull(seccompFilter, "seccompFilter");
             if (hostRoot <= 0 || size <= 0 || nofile <= 0) {
                 throw new IllegalArgumentException("bad user namespace: owner " + hostRoot + ", size " + size
                         + ", nofile " + nofile);
@@ -77,17 +83,26 @@ public final class Runc {
      */
     public void runDetached(String id, Path bundle, Path stdinFifo, Path stdoutFifo, Path log, OwnUserns userns) {
         List<String> argv = new ArrayList<>(List.of(userns.launcher().toString()));
+        userns.seccompFilter().ifPresent(f -> argv.addAll(List.of("-s", f.toString())));
         userns.netns().ifPresent(ns -> argv.addAll(List.of("-n", ns.netns().toString(), ns.sysfs().toString())));
         argv.addAll(List.of(Long.toString(userns.hostRoot()),
                 Long.toString(userns.hostRoot()), Long.toString(userns.size()), Long.toString(userns.nofile()),
                 userns.link().toString()));
-        argv.addAll(runArgv(id, bundle));
+        argv.addAll(runArgv(id, bundle, userns.seccompFilter().isPresent()));
         start(argv, stdinFifo, stdoutFifo, log);
     }
 
     private List<String> runArgv(String id, Path bundle) {
-        return List.of(binary.toString(), "--root", stateRoot.toString(), "run", "--detach",
-                "--bundle", bundle.toString(), id);
+        return runArgv(id, bundle, false);
+    }
+
+    private List<String> runArgv(String id, Path bundle, boolean passSeccompFd) {
+        List<String> argv = new ArrayList<>(List.of(binary.toString(), "--root", stateRoot.toString(), "run", "--detach"));
+        if (passSeccompFd) {
+            argv.addAll(List.of("--preserve-fds", "1")); // fd 3, SECCOMP_FD
+        }
+        argv.addAll(List.of("--bundle", bundle.toString(), id));
+        return argv;
     }
 
     private void start(List<String> argv, Path stdinFifo, Path stdoutFifo, Path log) {

@@ -28,6 +28,25 @@ public record OciSpec(String ociVersion, Process process, Root root, String host
                         : java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(annotations)));
     }
 
+    /**
+     * This spec with its seccomp filter installed by the init instead of the runtime: {@code linux.seccomp} left
+     * out and {@code --seccomp-fd=<fd>} added to the init's arguments, the filter (compiled from the same
+     * profile) being open as {@code fd} when the init starts. An init that cannot install it exits, and the
+     * sandbox never starts.
+     */
+    public OciSpec withSeccompByInit(int fd) {
+        if (linux.seccomp() == null) {
+            throw new IllegalStateException("this spec has no seccomp filter to hand to the init");
+        }
+        List<String> args = new java.util.ArrayList<>(process.args());
+        args.add("--seccomp-fd=" + fd);
+        Process p = new Process(process.terminal(), process.user(), List.copyOf(args), process.env(), process.cwd(),
+                process.capabilities(), process.rlimits(), process.noNewPrivileges());
+        Linux l = new Linux(linux.uidMappings(), linux.gidMappings(), linux.resources(), linux.cgroupsPath(),
+                linux.namespaces(), null, linux.maskedPaths(), linux.readonlyPaths());
+        return new OciSpec(ociVersion, p, root, hostname, mounts, l, annotations);
+    }
+
     @JsonInclude(JsonInclude.Include.NON_NULL)
     @JsonPropertyOrder({"terminal", "user", "args", "env", "cwd", "capabilities", "rlimits", "noNewPrivileges"})
     public record Process(boolean terminal, User user, List<String> args, List<String> env, String cwd,

@@ -187,6 +187,58 @@ public final class SeccompProfile {
         GVISOR
     }
 
+    /**
+     * The profile as {@code paddock-seccomp} reads it ({@code src/main/c/seccomp_compile.c}): what runc 1.1 makes
+     * of the same config.json section before it calls libseccomp. One rule line per system call name, in order;
+     * an errno rule without its number is EPERM, as runc's; architectures by libseccomp's names.
+     */
+    public static String compilerInput(Seccomp profile) {
+        StringBuilder b = new StringBuilder();
+        b.append("default ").append(action(profile.defaultAction())).append(' ')
+                .append(errno(profile.defaultAction(), profile.defaultErrnoRet())).append('\n');
+        for (String arch : profile.architectures()) {
+            if (!arch.startsWith("SCMP_ARCH_")) {
+                throw new IllegalArgumentException("unknown seccomp architecture " + arch);
+            }
+            b.append("arch ").append(arch.substring("SCMP_ARCH_".length()).toLowerCase(java.util.Locale.ROOT)).append('\n');
+        }
+        for (SyscallRule rule : profile.syscalls()) {
+            StringBuilder conditions = new StringBuilder();
+            for (SyscallArg a : rule.args() == null ? List.<SyscallArg>of() : rule.args()) {
+                if (!a.op().startsWith("SCMP_CMP_")) {
+                    throw new IllegalArgumentException("unknown seccomp comparison " + a.op());
+                }
+                conditions.append(' ').append(a.index()).append(' ').append(a.op().substring("SCMP_CMP_".length()))
+                        .append(' ').append(Long.toUnsignedString(a.value())).append(' ')
+                        .append(Long.toUnsignedString(a.valueTwo()));
+            }
+            for (String name : rule.names()) {
+                if (!name.matches("[a-z0-9_]+")) {
+                    throw new IllegalArgumentException("bad system call name " + name);
+                }
+                b.append("rule ").append(action(rule.action())).append(' ').append(errno(rule.action(), rule.errnoRet()))
+                        .append(' ').append(name).append(conditions).append('\n');
+            }
+        }
+        return b.toString();
+    }
+
+    private static String action(String oci) {
+        return switch (oci) {
+            case "SCMP_ACT_ALLOW" -> "allow";
+            case "SCMP_ACT_ERRNO" -> "errno";
+            case "SCMP_ACT_KILL", "SCMP_ACT_KILL_THREAD" -> "kill";
+            case "SCMP_ACT_KILL_PROCESS" -> "kill_process";
+            case "SCMP_ACT_TRAP" -> "trap";
+            case "SCMP_ACT_LOG" -> "log";
+            default -> throw new IllegalArgumentException("unsupported seccomp action " + oci);
+        };
+    }
+
+    private static int errno(String action, Integer errnoRet) {
+        return action.equals("SCMP_ACT_ERRNO") ? (errnoRet == null ? EPERM : errnoRet) : 0;
+    }
+
     public static Seccomp forArch(String osArch) {
         return forArch(osArch, Dialect.KERNEL);
     }

@@ -5,9 +5,11 @@ import io.paddock.internal.NativeResource;
 import io.paddock.runtime.internal.bundle.OciHost;
 import io.paddock.runtime.internal.bundle.OciTier;
 import io.paddock.runtime.internal.host.Runc;
+import io.paddock.runtime.internal.host.SeccompFilters;
 import io.paddock.runtime.internal.oci.BundlePlan;
 import io.paddock.runtime.internal.oci.OciSpec;
 import io.paddock.runtime.internal.oci.OciSpecBuilder;
+import io.paddock.runtime.internal.oci.SeccompProfile;
 
 import java.nio.file.Path;
 
@@ -26,13 +28,22 @@ public final class RuncRuntime extends OciTier {
     /** The launcher that creates each sandbox's user namespace as its own host uid ({@code src/main/c/userns_run.c}). */
     public static final String LAUNCHER_RESOURCE = "/io/paddock/runtime/paddock-userns-run";
 
+    /** The compiler of seccomp profiles ({@code src/main/c/seccomp_compile.c}). */
+    public static final String SECCOMP_COMPILER_RESOURCE = "/io/paddock/runtime/paddock-seccomp";
+
     private final Runc runc;
     private final Path launcher;
+    private final SeccompFilters filters;
+    /** The compiled filter of each profile object ({@link SeccompProfile#forArch} makes each once). */
+    private final java.util.Map<OciSpec.Seccomp, Path> filterOf = java.util.Collections.synchronizedMap(new java.util.IdentityHashMap<>());
 
-    private RuncRuntime(OciHost host, Runc runc, Path launcher) {
+    private RuncRuntime(OciHost host, Runc runc, Path launcher, SeccompFilters filters) {
         super(host);
         this.runc = runc;
         this.launcher = launcher;
+        this.filters = filters;
+        // Compiled now, so that neither the first sandbox waits for it nor a host without libseccomp opens the tier.
+        filter(SeccompProfile.forArch(host.facts().arch(), SeccompProfile.Dialect.KERNEL));
     }
 
     /**
@@ -44,7 +55,10 @@ public final class RuncRuntime extends OciTier {
         Path binary = Runc.locate();
         Path launcher = NativeResource.load(RuncRuntime.class, LAUNCHER_RESOURCE)
                 .extractTo(host.stateDir().resolve("bin"), "paddock-userns-run-", "", "r-xr-xr-x");
-        return new RuncRuntime(host, new Runc(binary, host.tierDir("runc")), launcher);
+        Path compiler = NativeResource.load(RuncRuntime.class, SECCOMP_COMPILER_RESOURCE)
+                .extractTo(host.stateDir().resolve("bin"), "paddock-seccomp-", "", "r-xr-xr-x");
+        return new RuncRuntime(host, new Runc(binary, host.tierDir("runc")), launcher,
+                new SeccompFilters(compiler, host.stateDir().resolve("seccomp")));
     }
 
     /** Checks the host, prepares the state directory and opens the runc tier on it. */
@@ -67,14 +81,38 @@ public final class RuncRuntime extends OciTier {
         return true;
     }
 
+    /**
+     * The spec without its seccomp section, the init installing the same profile compiled once ({@link #launch}):
+     * runc would compile it through libseccomp in every container's init, 3.1-3.4 ms of CPU each
+     * (docs/BENCHMARKS.md, "The floors"). {@code paddock-seccomp} makes runc's libseccomp calls, so the program is
+     * the one runc installs after its own -ENOSYS stub (system calls newer than the profile), which changes no
+     * answer when the profile's default is ENOSYS, as Paddock's is ({@code RuncSeccompTest} compares both).
+     */
+    @Override
+    protected OciSpec runtimeSpec(OciSpec spec) {
+        return spec.withSeccompByInit(Runc.SECCOMP_FD);
+    }
+
     @Override
     protected void launch(SandboxId id, Path bundle, BundlePlan plan, Path toInit, Path fromInit, Path log) {
         long nofile = OciSpecBuilder.initRlimits(plan).stream().filter(r -> r.type().equals("RLIMIT_NOFILE"))
                 .mapToLong(OciSpec.Rlimit::hard).findFirst().orElseThrow();
         Path link = Path.of(plan.userns().orElseThrow());
+        // The profile OciSpecBuilder put in the spec that runtimeSpec took it out of.
+        Path filter = filter(SeccompProfile.forArch(plan.host().arch(), plan.seccomp()));
         runc.runDetached(id.value(), bundle, toInit, fromInit, log,
                 new Runc.OwnUserns(launcher, plan.uidBase(), OciSpecBuilder.ID_RANGE, nofile, link,
-                        plan.netns().map(ns -> new Runc.Netns(Path.of(ns.path()), Path.of(ns.sysfsDir())))));
+                        plan.netns().map(ns -> new Runc.Netns(Path.of(ns.path()), Path.of(ns.sysfsDir()))),
+                        java.util.Optional.of(filter)));
+    }
+
+    private Path filter(OciSpec.Seccomp profile) {
+        Path known = filterOf.get(profile);
+        if (known == null) {
+            known = filters.of(SeccompProfile.compilerInput(profile));
+            filterOf.put(profile, known);
+        }
+        return known;
     }
 
     @Override
