@@ -18,10 +18,18 @@ public final class Runc {
 
     private final Path binary;
     private final Path stateRoot;
+    /** What {@code runc run} executes: a sealed copy of {@link #binary} (see {@link SealedCopy}), or null. */
+    private final SealedCopy sealed;
 
     public Runc(Path binary, Path stateRoot) {
+        this(binary, stateRoot, null);
+    }
+
+    /** As {@link #Runc(Path, Path)}, starting containers from {@code sealed}'s copy of the binary while it is held. */
+    public Runc(Path binary, Path stateRoot, SealedCopy sealed) {
         this.binary = binary;
         this.stateRoot = stateRoot;
+        this.sealed = sealed;
     }
 
     /** Finds runc on the usual paths, or says how to install it. */
@@ -97,7 +105,8 @@ public final class Runc {
     }
 
     private List<String> runArgv(String id, Path bundle, boolean passSeccompFd) {
-        List<String> argv = new ArrayList<>(List.of(binary.toString(), "--root", stateRoot.toString(), "run", "--detach"));
+        Path runc = sealed == null ? binary : sealed.path();
+        List<String> argv = new ArrayList<>(List.of(runc.toString(), "--root", stateRoot.toString(), "run", "--detach"));
         if (passSeccompFd) {
             argv.addAll(List.of("--preserve-fds", "1")); // fd 3, SECCOMP_FD
         }

@@ -5,6 +5,7 @@ import io.paddock.internal.NativeResource;
 import io.paddock.runtime.internal.bundle.OciHost;
 import io.paddock.runtime.internal.bundle.OciTier;
 import io.paddock.runtime.internal.host.Runc;
+import io.paddock.runtime.internal.host.SealedCopy;
 import io.paddock.runtime.internal.host.SeccompFilters;
 import io.paddock.runtime.internal.oci.BundlePlan;
 import io.paddock.runtime.internal.oci.OciSpec;
@@ -28,6 +29,8 @@ public final class RuncRuntime extends OciTier {
     /** The launcher that creates each sandbox's user namespace as its own host uid ({@code src/main/c/userns_run.c}). */
     public static final String LAUNCHER_RESOURCE = "/io/paddock/runtime/paddock-userns-run";
 
+    /** The holder of runc's sealed copy ({@code src/main/c/sealed_exec.c}). */
+    public static final String SEALED_EXEC_RESOURCE = "/io/paddock/runtime/paddock-sealed-exec";
     /** The compiler of seccomp profiles ({@code src/main/c/seccomp_compile.c}). */
     public static final String SECCOMP_COMPILER_RESOURCE = "/io/paddock/runtime/paddock-seccomp";
 
@@ -57,7 +60,9 @@ public final class RuncRuntime extends OciTier {
                 .extractTo(host.stateDir().resolve("bin"), "paddock-userns-run-", "", "r-xr-xr-x");
         Path compiler = NativeResource.load(RuncRuntime.class, SECCOMP_COMPILER_RESOURCE)
                 .extractTo(host.stateDir().resolve("bin"), "paddock-seccomp-", "", "r-xr-xr-x");
-        return new RuncRuntime(host, new Runc(binary, host.tierDir("runc")), launcher,
+        Path holder = NativeResource.load(RuncRuntime.class, SEALED_EXEC_RESOURCE)
+                .extractTo(host.stateDir().resolve("bin"), "paddock-sealed-exec-", "", "r-xr-xr-x");
+        return new RuncRuntime(host, new Runc(binary, host.tierDir("runc"), SealedCopy.of(holder, binary)), launcher,
                 new SeccompFilters(compiler, host.stateDir().resolve("seccomp")));
     }
 
