@@ -38,7 +38,12 @@ public final class SeccompFilters {
      * @throws SandboxException INTERNAL with the compiler's reason (no libseccomp, an unknown name in the profile)
      */
     public Path of(String profile) {
-        return compiled.computeIfAbsent(profile, this::compile);
+        Path p = compiled.get(profile);
+        if (p == null || !Files.isRegularFile(p)) { // made again if someone removed it while the engine ran
+            p = compile(profile);
+            compiled.put(profile, p);
+        }
+        return p;
     }
 
     private Path compile(String profile) {

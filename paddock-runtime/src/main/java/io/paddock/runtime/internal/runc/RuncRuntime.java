@@ -37,8 +37,8 @@ public final class RuncRuntime extends OciTier {
     private final Runc runc;
     private final Path launcher;
     private final SeccompFilters filters;
-    /** The compiled filter of each profile object ({@link SeccompProfile#forArch} makes each once). */
-    private final java.util.Map<OciSpec.Seccomp, Path> filterOf = java.util.Collections.synchronizedMap(new java.util.IdentityHashMap<>());
+    /** The compiler's input for each profile object ({@link SeccompProfile#forArch} makes each once). */
+    private final java.util.Map<OciSpec.Seccomp, String> filterInput = java.util.Collections.synchronizedMap(new java.util.IdentityHashMap<>());
 
     private RuncRuntime(OciHost host, Runc runc, Path launcher, SeccompFilters filters) {
         super(host);
@@ -112,12 +112,8 @@ public final class RuncRuntime extends OciTier {
     }
 
     private Path filter(OciSpec.Seccomp profile) {
-        Path known = filterOf.get(profile);
-        if (known == null) {
-            known = filters.of(SeccompProfile.compilerInput(profile));
-            filterOf.put(profile, known);
-        }
-        return known;
+        String input = filterInput.computeIfAbsent(profile, SeccompProfile::compilerInput);
+        return filters.of(input);
     }
 
     @Override
