@@ -99,10 +99,13 @@ static void open_libseccomp(void) {
 }
 
 static unsigned long long number(const char *s, const char *what) {
+    if (!s || *s == '\0' || *s == '-') {
+        fail("bad %s", what, 0);
+    }
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 0);
-    if (!s || errno || *s == '\0' || *end != '\0') {
+    if (errno || *end != '\0') {
         fail("bad %s", what, 0);
     }
     return v;

@@ -8,6 +8,33 @@ import java.util.Random;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class SeccompProfileTest {
+    /** What paddock-seccomp reads: runc's view of the section, one rule per name, errno rules EPERM unless named. */
+    @Test
+    void compilerInputIsTheSectionAsRuncReadsIt() {
+        OciSpec.Seccomp s = new OciSpec.Seccomp("SCMP_ACT_ERRNO", 38, List.of("SCMP_ARCH_X86_64"), List.of(
+                new OciSpec.SyscallRule(List.of("read", "write"), "SCMP_ACT_ALLOW", null, null),
+                new OciSpec.SyscallRule(List.of("ptrace"), "SCMP_ACT_ERRNO", null, null),
+                new OciSpec.SyscallRule(List.of("clone"), "SCMP_ACT_ALLOW", null,
+                        List.of(new OciSpec.SyscallArg(0, 0x7e020000L, 0, "SCMP_CMP_MASKED_EQ"))),
+                new OciSpec.SyscallRule(List.of("ioctl"), "SCMP_ACT_ALLOW", null,
+                        List.of(new OciSpec.SyscallArg(1, -1L, 0, "SCMP_CMP_NE")))));
+        assertThat(SeccompProfile.compilerInput(s)).isEqualTo("""
+                default errno 38
+                arch x86_64
+                rule allow 0 read
+                rule allow 0 write
+                rule errno 1 ptrace
+                rule allow 0 clone 0 MASKED_EQ 2114060288 0
+                rule allow 0 ioctl 1 NE 18446744073709551615 0
+                """);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> SeccompProfile.compilerInput(new OciSpec.Seccomp(
+                "SCMP_ACT_NOTIFY", null, List.of(), List.of()))).hasMessageContaining("SCMP_ACT_NOTIFY");
+        // Paddock's own profile: every name of every rule, in order, and nothing the compiler would refuse.
+        OciSpec.Seccomp mine = SeccompProfile.forArch("amd64");
+        long names = mine.syscalls().stream().mapToLong(r -> r.names().size()).sum();
+        assertThat(SeccompProfile.compilerInput(mine).lines().filter(l -> l.startsWith("rule ")).count()).isEqualTo(names);
+    }
+
     @Test
     void allowAndDenyListsAreSortedAndDisjoint() {
         assertThat(SeccompProfile.ALLOWED).isSorted().doesNotHaveDuplicates();
