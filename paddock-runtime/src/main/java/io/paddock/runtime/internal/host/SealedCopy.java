@@ -25,6 +25,8 @@ public final class SealedCopy {
     private final Path program;
     /** The holder and its copy once it has answered; null until then, or if it could not start. */
     private volatile Held held;
+    /** Done once the holder has answered or been given up. */
+    final CompletableFuture<Void> settled = new CompletableFuture<>();
 
     private record Held(Process holder, Path copy) {
     }
@@ -44,7 +46,10 @@ public final class SealedCopy {
                 return old;
             }
             SealedCopy c = new SealedCopy(p);
-            Thread t = new Thread(() -> c.held = start(holderBinary, p), "paddock-sealed-copy");
+            Thread t = new Thread(() -> {
+                c.held = start(holderBinary, p);
+                c.settled.complete(null);
+            }, "paddock-sealed-copy");
             t.setDaemon(true);
             t.start();
             return c;
@@ -78,7 +83,13 @@ public final class SealedCopy {
             if (line == null || !line.matches("[0-9]+")) {
                 throw new IOException(line == null ? "no answer" : line);
             }
-            return new Held(p, Path.of("/proc", Long.toString(p.pid()), "fd", line));
+            Path copy = Path.of("/proc", Long.toString(p.pid()), "fd", line);
+            // A host where another process's fd cannot be executed (a hardened /proc) keeps runc's own file.
+            HostProcess.Result check = HostProcess.run(List.of(copy.toString(), "--version"), java.time.Duration.ofSeconds(30));
+            if (!check.ok()) {
+                throw new IOException("the copy does not run: " + check.output().strip());
+            }
+            return new Held(p, copy);
         } catch (Exception e) {
             if (p != null) {
                 p.destroyForcibly();
