@@ -48,14 +48,6 @@ public final class Runc {
     }
 
     /**
-     * {@code runc run -d}: creates and starts the container detached, its init's stdin and stdout
-     * connected to the given FIFOs and its stderr appended to {@code log}.
-     */
-    public void runDetached(String id, Path bundle, Path stdinFifo, Path stdoutFifo, Path log) {
-        start(runArgv(id, bundle), stdinFifo, stdoutFifo, log);
-    }
-
-    /**
      * The user namespace a sandbox joins, and who makes it: {@code launcher} (paddock-userns-run, see
      * {@code src/main/c/userns_run.c}) creates it as {@code hostRoot}, the first id of the sandbox's host range
      * (uid and gid alike), maps container ids {@code 0 … size-1} to that range, points {@code link} (the path
@@ -85,9 +77,10 @@ public final class Runc {
     }
 
     /**
-     * As {@link #runDetached}, with the sandbox's user namespace created by its own host uid rather than by
-     * runc as root, so that the kernel charges the sandbox's per-user counts (inotify instances and watches,
-     * user namespaces, queue bytes, pending signals) to that uid.
+     * {@code runc run -d}: creates and starts the container detached, its init's stdin and stdout connected to the
+     * given FIFOs and its stderr appended to {@code log}, with the sandbox's user namespace created by its own host
+     * uid rather than by runc as root, so that the kernel charges the sandbox's per-user counts (inotify instances
+     * and watches, user namespaces, queue bytes, pending signals) to that uid.
      */
     public void runDetached(String id, Path bundle, Path stdinFifo, Path stdoutFifo, Path log, OwnUserns userns) {
         List<String> argv = new ArrayList<>(List.of(userns.launcher().toString()));
@@ -98,10 +91,6 @@ public final class Runc {
                 userns.link().toString()));
         argv.addAll(runArgv(id, bundle, userns.seccompFilter().isPresent()));
         start(argv, stdinFifo, stdoutFifo, log);
-    }
-
-    private List<String> runArgv(String id, Path bundle) {
-        return runArgv(id, bundle, false);
     }
 
     private List<String> runArgv(String id, Path bundle, boolean passSeccompFd) {
