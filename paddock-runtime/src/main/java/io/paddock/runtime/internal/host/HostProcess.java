@@ -116,7 +116,8 @@ public final class HostProcess {
         }
     }
 
-    private static ProcessBuilder builder(List<String> argv) {
+    /** argv with the cleared environment ({@link #BASE_ENV}) and {@code /} as its directory; not started. */
+    static ProcessBuilder builder(List<String> argv) {
         ProcessBuilder pb = new ProcessBuilder(List.copyOf(argv));
         pb.environment().clear();
         pb.environment().putAll(BASE_ENV);

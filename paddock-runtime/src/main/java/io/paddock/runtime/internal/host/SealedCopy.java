@@ -63,11 +63,7 @@ public final class SealedCopy {
     }
 
     private static Held start(Path holderBinary, Path program) {
-        ProcessBuilder pb = new ProcessBuilder(List.of(holderBinary.toString(), program.toString()));
-        pb.environment().clear();
-        pb.environment().putAll(HostProcess.BASE_ENV);
-        pb.directory(Path.of("/").toFile());
-        pb.redirectErrorStream(true);
+        ProcessBuilder pb = HostProcess.builder(List.of(holderBinary.toString(), program.toString())).redirectErrorStream(true);
         Process p = null;
         try {
             p = pb.start();

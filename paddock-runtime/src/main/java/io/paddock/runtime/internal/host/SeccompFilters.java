@@ -2,6 +2,7 @@ package io.paddock.runtime.internal.host;
 
 import io.paddock.ErrorCode;
 import io.paddock.SandboxException;
+import io.paddock.internal.NativeResource;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -10,10 +11,7 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -48,7 +46,7 @@ public final class SeccompFilters {
 
     private Path compile(String profile) {
         try {
-            Path out = dir.resolve(sha256(profile) + ".bpf");
+            Path out = dir.resolve(NativeResource.sha256Hex(profile.getBytes(StandardCharsets.UTF_8)) + ".bpf");
             if (Files.isRegularFile(out) && Files.size(out) > 0 && Files.size(out) % 8 == 0) {
                 return out;
             }
@@ -68,14 +66,6 @@ public final class SeccompFilters {
             return out;
         } catch (IOException e) {
             throw new SandboxException(ErrorCode.INTERNAL, "cannot keep the compiled seccomp profile in " + dir + ": " + e, e);
-        }
-    }
-
-    private static String sha256(String text) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
         }
     }
 }
