@@ -212,14 +212,7 @@ public final class HostImage {
             Path dst = out.resolve(src.getFileName().toString());
             try (Stream<Path> walk = Files.walk(src)) {
                 for (Path p : walk.toList()) {
-                    Path d = dst.resolve(src.relativize(p).toString());
-                    if (Files.isSymbolicLink(p)) {
-                        Files.createSymbolicLink(d, Files.readSymbolicLink(p));
-                    } else if (Files.isDirectory(p)) {
-                        chmod(Files.createDirectory(d), "rwxr-xr-x");
-                    } else {
-                        chmod(Files.copy(p, d), "r--r--r--");
-                    }
+                    copyEntry(p, dst.resolve(src.relativize(p).toString()));
                 }
             }
             sources.add(src);
@@ -267,15 +260,7 @@ public final class HostImage {
             Path src = hostEtc.resolve(rel);
             Path dst = etc.resolve(rel.toString());
             Files.createDirectories(dst.getParent());
-            if (Files.isSymbolicLink(src)) {
-                Files.createSymbolicLink(dst, Files.readSymbolicLink(src));
-            } else if (Files.isDirectory(src, LinkOption.NOFOLLOW_LINKS)) {
-                Files.createDirectories(dst);
-                chmod(dst, "rwxr-xr-x");
-            } else {
-                Files.copy(src, dst);
-                chmod(dst, "r--r--r--");
-            }
+            copyEntry(src, dst);
         }
         write(etc, "passwd", """
                 root:x:0:0:root:/root:/bin/sh
@@ -313,6 +298,17 @@ public final class HostImage {
         }
         chmod(etc, "rwxr-xr-x");
         buildLocales(dir, hostRoot, locales);
+    }
+
+    /** One host entry into the image: a symlink as such, a directory {@code rwxr-xr-x}, a file's bytes {@code r--r--r--}. */
+    private static void copyEntry(Path src, Path dst) throws IOException {
+        if (Files.isSymbolicLink(src)) {
+            Files.createSymbolicLink(dst, Files.readSymbolicLink(src));
+        } else if (Files.isDirectory(src, LinkOption.NOFOLLOW_LINKS)) {
+            chmod(Files.createDirectories(dst), "rwxr-xr-x");
+        } else {
+            chmod(Files.copy(src, dst), "r--r--r--");
+        }
     }
 
     private static void write(Path etc, String name, String content) throws IOException {
