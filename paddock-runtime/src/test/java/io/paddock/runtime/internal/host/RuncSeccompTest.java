@@ -1,21 +1,17 @@
-package io.paddock.runtime.internal.runc;
+package io.paddock.runtime.internal.host;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.paddock.internal.NativeResource;
-import io.paddock.runtime.internal.host.Runc;
-import io.paddock.runtime.internal.host.SeccompFilters;
 import io.paddock.runtime.internal.oci.OciSpec;
 import io.paddock.runtime.internal.oci.SeccompProfile;
+import io.paddock.runtime.internal.runc.RuncRuntime;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -28,6 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * small reader), as CI has.
  */
 class RuncSeccompTest {
+    private static final java.time.Duration TIMEOUT = java.time.Duration.ofSeconds(60);
     private static final String READER = """
             #include <stdio.h>
             #include <stdlib.h>
@@ -63,7 +60,8 @@ class RuncSeccompTest {
         Path compiled = new SeccompFilters(compiler, dir.resolve("filters")).of(SeccompProfile.compilerInput(profile));
 
         Files.writeString(dir.resolve("reader.c"), READER);
-        run(List.of("gcc", "-O1", "-o", dir.resolve("reader").toString(), dir.resolve("reader.c").toString()));
+        ok(HostProcess.run(List.of("gcc", "-O1", "-o", dir.resolve("reader").toString(), dir.resolve("reader.c").toString()),
+                TIMEOUT));
 
         // A container that runc starts with the profile in its config.json: the host's /usr under an empty root.
         Path root = Files.createDirectories(dir.resolve("bundle/root"));
@@ -90,10 +88,14 @@ class RuncSeccompTest {
         Path state = Files.createDirectories(dir.resolve("runc"));
         String runc = Runc.locate().toString();
         try {
-            run(List.of(runc, "--root", state.toString(), "run", "--detach", "--bundle", dir.resolve("bundle").toString(), id));
+            // Its output to a file: the detached container keeps runc's stdio open.
+            Path log = dir.resolve("runc.log");
+            assertThat(HostProcess.runWithFiles(List.of(runc, "--root", state.toString(), "run", "--detach", "--bundle",
+                    dir.resolve("bundle").toString(), id), Path.of("/dev/null"), log, log, TIMEOUT))
+                    .as("runc run: %s", Files.readString(log)).isZero();
             long pid = new Runc(Path.of(runc), state).initPid(id);
             Path installed = dir.resolve("installed.bpf");
-            run(List.of(dir.resolve("reader").toString(), Long.toString(pid), installed.toString()));
+            ok(HostProcess.run(List.of(dir.resolve("reader").toString(), Long.toString(pid), installed.toString()), TIMEOUT));
 
             byte[] mine = Files.readAllBytes(compiled);
             byte[] theirs = Files.readAllBytes(installed);
@@ -130,8 +132,7 @@ class RuncSeccompTest {
             }
             assertThat(compared).isGreaterThan(100_000);
         } finally {
-            new ProcessBuilder(runc, "--root", state.toString(), "delete", "--force", id).inheritIO().start()
-                    .waitFor(30, TimeUnit.SECONDS);
+            HostProcess.run(List.of(runc, "--root", state.toString(), "delete", "--force", id), TIMEOUT);
         }
     }
 
@@ -179,17 +180,7 @@ class RuncSeccompTest {
         }
     }
 
-    /** Runs argv with its output in a file: the detached container keeps runc's stdio open. */
-    private static void run(List<String> argv) throws IOException, InterruptedException {
-        Path log = Files.createTempFile("runc-seccomp-test", ".log");
-        try {
-            Process p = new ProcessBuilder(new ArrayList<>(argv)).redirectErrorStream(true)
-                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
-                    .redirectOutput(log.toFile()).start();
-            assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-            assertThat(p.exitValue()).as("%s: %s", argv, Files.readString(log, StandardCharsets.UTF_8)).isZero();
-        } finally {
-            Files.delete(log);
-        }
+    private static void ok(HostProcess.Result r) {
+        assertThat(r.ok()).as(r.output()).isTrue();
     }
 }
