@@ -196,11 +196,21 @@ final class Rounds {
 
         /** The pooled rate with each round's rate. */
         Report.Quantity quantity(String unit) {
+            return quantity(unit, Map.of());
+        }
+
+        /** As {@link #quantity(String)}, with these details beside it. */
+        Report.Quantity quantity(String unit, Map<String, Object> detail) {
+            return new Report.Quantity(value(), unit, detail, spread(perRound()));
+        }
+
+        /** Each round's rate (NaN for a round that ran none of this row). */
+        double[] perRound() {
             double[] perRound = new double[count.length];
             for (int r = 0; r < perRound.length; r++) {
                 perRound[r] = seconds[r] > 0 ? count[r] / seconds[r] : Double.NaN;
             }
-            return new Report.Quantity(value(), unit, Map.of(), spread(perRound));
+            return perRound;
         }
     }
 

@@ -54,11 +54,28 @@ class BenchQuickTest {
         assertThat(warm.path("load").size()).as(warm.toString()).isEqualTo(3);
         assertThat(warm.has("spread_pct")).as(warm.toString()).isTrue();
         assertThat(figures.path("P4").path("paddock").path("8 clients over 8 sandboxes").path("rounds_value").size()).isEqualTo(3);
+        // P5's churn and its runc peer take turns, round by round: each has a rate for every round
+        JsonNode churn = figures.path("P5");
+        assertThat(rowStartingWith(churn.path("paddock"), "churn, 4 workers").path("rounds_value").size()).as(churn.toString())
+                .isEqualTo(3);
+        assertThat(rowStartingWith(churn.path("peers"), "runc run of /bin/true").path("rounds_value").size())
+                .as(churn.toString()).isEqualTo(3);
+        assertThat(churn.path("ratios").path("Paddock churn / runc run churn").asDouble()).isPositive();
         for (String id : List.of("P1", "P2", "P3", "P4", "P10")) {
             assertThat(figures.path(id).path("load").has("start")).as(id).isTrue();
         }
         // P6 destroys every sandbox it made and finds nothing of them left (runc state, cgroups, mounts, leases)
         assertThat(figures.path("P6").path("checks").path("nothing left after destroy").asText()).startsWith("met");
         assertThat(table).contains("P1 ", "P10 ", "ratio", "rounds", "±");
+    }
+
+    private static JsonNode rowStartingWith(JsonNode rows, String prefix) {
+        for (var it = rows.fields(); it.hasNext(); ) {
+            var e = it.next();
+            if (e.getKey().startsWith(prefix)) {
+                return e.getValue();
+            }
+        }
+        throw new AssertionError("no row starting with \"" + prefix + "\" in " + rows);
     }
 }
