@@ -505,6 +505,18 @@ void commands_prepare(void)
     uint64_t ign = 0, cgt = 0, bnd = 0;
     if (status_mask(b, "SigIgn:", &ign) == 0 && status_mask(b, "SigCgt:", &cgt) == 0) {
         g.sig_nondefault = ign | cgt;
+    } else if (n > 0 && g.is_pid1) {
+        /* A status without signal masks is gVisor's, where PID 1 is made by the Sentry itself with every
+         * disposition at its default (no parent to inherit an ignored signal from): what is not the default is
+         * what the init set itself (setup_signals), read back from the two it may have set rather than asked of
+         * all 64, 64 trips through the Sentry at every sandbox's start. */
+        g.sig_nondefault = 0;
+        const int own[] = {SIGPIPE, SIGCHLD};
+        for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
+            struct kernel_sigaction old = {SIG_DFL, 0, NULL, 0};
+            if (syscall(SYS_rt_sigaction, own[i], NULL, &old, sizeof(old.mask)) != 0 || old.handler != SIG_DFL)
+                g.sig_nondefault |= 1ULL << (own[i] - 1);
+        }
     } else {
         /* gVisor's status has no signal masks: ask for each disposition (raw: musl refuses 32-34). */
         g.sig_nondefault = 0;

@@ -134,6 +134,21 @@ public abstract class SandboxContractTest {
         }
     }
 
+    /**
+     * A command starts with every signal at its default disposition: the init ignores SIGPIPE for itself, and an
+     * ignored signal survives execve, so the init resets what it does not leave at the default (found once at its
+     * start; on gVisor, whose status has no signal masks, from what the init set itself). bash lists a signal
+     * it was started with ignored as {@code trap -- '' SIG…}, with no trap of its own.
+     */
+    @Test
+    void commandsStartWithNoSignalIgnored() {
+        try (Sandbox sb = create()) {
+            ExecResult r = sb.exec("bash", "-c", "trap -p; echo end");
+            assertThat(r.stderrText()).isEmpty();
+            assertThat(r.stdoutText()).isEqualTo("end\n");
+        }
+    }
+
     @Test
     void commandNotFoundExitsWith127AndSaysWhy() {
         try (Sandbox sb = create()) {
