@@ -14,7 +14,6 @@ import io.paddock.runtime.SandboxRuntime;
 import io.paddock.runtime.StartRequest;
 import io.paddock.runtime.internal.host.Cgroups;
 import io.paddock.runtime.internal.host.Fifos;
-import io.paddock.runtime.internal.host.RootfsTool;
 import io.paddock.runtime.internal.host.Runsc;
 import io.paddock.runtime.internal.host.WritableLayers;
 import io.paddock.runtime.internal.image.HostImage;
@@ -157,14 +156,13 @@ public abstract class OciTier implements SandboxRuntime {
         // The runtime moves the sandbox's first processes into new cgroups during its start (Cgroups#attachLockWarm).
         try (Cgroups.Warm warm = host.cgroups().attachLockWarm()) {
             int slot = createBundle(id, request.owner(), undo);
-            BundlePlan planned = plan(request, host.uids().firstId(slot), bundle);
-            // The root's process works while the rest of the bundle is written here; it is awaited before anything
-            // reads the root or its writable layer, and before the runtime starts.
-            Root root = request.image().isPresent() ? mountImageRoot(id, request, planned, undo)
-                    : mountHostRoot(id, request, planned, undo);
-            BundlePlan plan = root.plan();
+            BundlePlan plan = plan(request, host.uids().firstId(slot), bundle);
+            if (request.image().isPresent()) {
+                plan = mountImageRoot(id, request, plan, undo);
+            } else {
+                plan = mountHostRoot(id, request, plan, undo);
+            }
             if (!request.mounts().isEmpty()) {
-                root.made().await();
                 plan = mountExtras(id, request, plan, undo);
             }
             if (request.network().isPresent()) {
@@ -175,7 +173,6 @@ public abstract class OciTier implements SandboxRuntime {
                 Path sysfs = Files.createDirectory(bundle.resolve(SYSFS_DIR));
                 String caBundle = null;
                 if (request.network().get().trustedCa().isPresent()) {
-                    root.made().await();
                     Optional<String> own = readRootFile(Path.of(plan.rootfs()), OciSpecBuilder.CA_BUNDLE);
                     if (own.isPresent()) {
                         Path ca = host.resolvDir().resolve(id.value() + ".ca");
@@ -192,7 +189,6 @@ public abstract class OciTier implements SandboxRuntime {
             OciSpec spec = runtimeSpec(OciSpecBuilder.build(plan).withAnnotations(annotations(plan)));
             Files.write(bundle.resolve("config.json"), JSON.writeValueAsBytes(spec));
             BundlePlan built = plan;
-            root.made().await();
             // The FIFOs were made with the root (mountImageRoot, mountHostRoot), in the same process.
             return runWithChannel(id, bundle, request.preamble(), undo, false,
                     (toInit, fromInit, log) -> launch(id, bundle, built, toInit, fromInit, log));
@@ -284,16 +280,12 @@ public abstract class OciTier implements SandboxRuntime {
         return ex;
     }
 
-    /** A sandbox's root as the bundle plan names it, and the process that is making it. */
-    private record Root(BundlePlan plan, RootfsTool.Pending made) {
-    }
-
     /**
      * An image sandbox's root: a btrfs subvolume limited to the spec's {@code disk} holds the overlay's upper
      * and work directories; the overlay of the image's id-mapped layers is mounted at {@code <state>/roots/<id>}.
-     * Returns while the process that makes it still runs ({@link Root#made}). Each step pushes its undo.
+     * Each step pushes its undo.
      */
-    private Root mountImageRoot(SandboxId id, StartRequest request, BundlePlan plan, Deque<Runnable> undo)
+    private BundlePlan mountImageRoot(SandboxId id, StartRequest request, BundlePlan plan, Deque<Runnable> undo)
             throws IOException {
         ImageRootfs image = request.image().orElseThrow();
         WritableLayers writable = host.writable();
@@ -315,23 +307,21 @@ public abstract class OciTier implements SandboxRuntime {
         }
         mounts.addAll(ImageRoots.mounts(host.initBinary(), preload));
         // One process makes the writable layer (a subvolume limited to `disk`), its first entries and the mount.
-        RootfsTool.Pending made = host.rootfsTool().startCreate(fifos(id), plan.uidBase(), writable.of(id),
-                request.spec().disk().bytes(), image.layersDir(), lowers, rootfs, entries);
-        undo.push(made::settle); // before the undos above remove what it made
+        host.rootfsTool().create(fifos(id), plan.uidBase(), writable.of(id), request.spec().disk().bytes(), image.layersDir(),
+                lowers, rootfs, entries);
         Filesystems.recordRoot(bundle(id), image.layersDir(), lowers);
-        return new Root(plan.withImageRoot(rootfs.toString(), mounts,
+        return plan.withImageRoot(rootfs.toString(), mounts,
                 new BundlePlan.RootUser(image.uid(), image.gid(), image.workdir(), true,
-                        image.buildStep() ? OciSpecBuilder.BUILD_CAPABILITIES : List.of(), image.onHostRoot())), made);
+                        image.buildStep() ? OciSpecBuilder.BUILD_CAPABILITIES : List.of(), image.onHostRoot()));
     }
 
     /**
-     * A {@code host} sandbox's root: as an image's ({@link #mountImageRoot}, returning while it is made), with the
-     * tier's host root directory as the only, id-mapped, lower layer (named in its parent directory), so that the
-     * root is writable into a layer limited to the spec's {@code disk} and discarded on destroy, while the host's
-     * {@code /usr}, {@code /bin} and {@code /lib*} stay read-only bind mounts and {@code /tmp} and
-     * {@code /workspace} tmpfs.
+     * A {@code host} sandbox's root: as an image's ({@link #mountImageRoot}), with the tier's host root directory
+     * as the only, id-mapped, lower layer (named in its parent directory), so that the root is writable into a
+     * layer limited to the spec's {@code disk} and discarded on destroy, while the host's {@code /usr},
+     * {@code /bin} and {@code /lib*} stay read-only bind mounts and {@code /tmp} and {@code /workspace} tmpfs.
      */
-    private Root mountHostRoot(SandboxId id, StartRequest request, BundlePlan plan, Deque<Runnable> undo)
+    private BundlePlan mountHostRoot(SandboxId id, StartRequest request, BundlePlan plan, Deque<Runnable> undo)
             throws IOException {
         HostImage base = image();
         WritableLayers writable = host.writable();
@@ -339,12 +329,11 @@ public abstract class OciTier implements SandboxRuntime {
         undo.push(() -> writable.delete(id));
         undo.push(() -> removeImageRoot(id));
         BundlePlan.RootUser user = BundlePlan.hostUserOnWritableRoot(request.spec());
-        RootfsTool.Pending made = host.rootfsTool().startCreate(fifos(id), plan.uidBase(), writable.of(id),
-                request.spec().disk().bytes(), base.root().getParent(), List.of(base.layerName()), rootfs,
-                ImageRoots.hostUpperEntries(plan.uidBase(), user.uid(), user.gid(), base.root(), request.spec().workdir()));
-        undo.push(made::settle); // before the undos above remove what it made
+        host.rootfsTool().create(fifos(id), plan.uidBase(), writable.of(id), request.spec().disk().bytes(), base.root().getParent(),
+                List.of(base.layerName()), rootfs, ImageRoots.hostUpperEntries(plan.uidBase(), user.uid(), user.gid(),
+                        base.root(), request.spec().workdir()));
         Filesystems.recordRoot(bundle(id), base.root().getParent(), List.of(base.layerName()));
-        return new Root(plan.withImageRoot(rootfs.toString(), base.mounts(), user), made);
+        return plan.withImageRoot(rootfs.toString(), base.mounts(), user);
     }
 
     /** Where a sandbox's extra mounts are mounted on the host: {@code <state>/mounts/<id>/<index>}. */

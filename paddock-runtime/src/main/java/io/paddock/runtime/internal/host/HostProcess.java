@@ -58,37 +58,6 @@ public final class HostProcess {
         return collect(start(pb, argv), argv, timeout, java.util.concurrent.CompletableFuture.completedFuture(null));
     }
 
-    /**
-     * Starts argv as {@link #run(List, Duration)} runs it, without waiting: the caller does other work meanwhile and
-     * then {@link Running#await awaits} it (a command that is never awaited is never reaped: await in every path).
-     */
-    public static Running start(List<String> argv, Duration timeout) {
-        ProcessBuilder pb = builder(argv).redirectErrorStream(true).redirectInput(ProcessBuilder.Redirect.from(devNull()));
-        return new Running(start(pb, argv), argv, timeout);
-    }
-
-    /** A command {@link #start(List, Duration) started} and not yet awaited. */
-    public static final class Running {
-        private final Process process;
-        private final List<String> argv;
-        private final Duration timeout;
-        private Result result;
-
-        private Running(Process process, List<String> argv, Duration timeout) {
-            this.process = process;
-            this.argv = argv;
-            this.timeout = timeout;
-        }
-
-        /** Its output to the end and its exit, as {@link #run(List, Duration)} returns them; the same result again later. */
-        public synchronized Result await() {
-            if (result == null) {
-                result = collect(process, argv, timeout, java.util.concurrent.CompletableFuture.completedFuture(null));
-            }
-            return result;
-        }
-    }
-
     /** Runs argv to completion with {@code input} as its stdin, capturing stdout and stderr together. */
     public static Result run(List<String> argv, byte[] input, Duration timeout) {
         Process p = start(builder(argv).redirectErrorStream(true), argv);

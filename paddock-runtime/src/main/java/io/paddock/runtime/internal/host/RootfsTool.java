@@ -35,15 +35,6 @@ public final class RootfsTool {
      */
     public void create(List<Path> fifos, long uidBase, Path subvol, long limitBytes, Path layersDir, List<String> layers,
                        Path target, List<String> entries) {
-        startCreate(fifos, uidBase, subvol, limitBytes, layersDir, layers, target, entries).await();
-    }
-
-    /**
-     * As {@link #create(List, long, Path, long, Path, List, Path, List)}, returning while the process still works, so
-     * that the caller can write the sandbox's bundle meanwhile; {@link Pending#await} says when it is done.
-     */
-    public Pending startCreate(List<Path> fifos, long uidBase, Path subvol, long limitBytes, Path layersDir,
-                               List<String> layers, Path target, List<String> entries) {
         List<String> argv = new java.util.ArrayList<>(List.of(binary.toString()));
         for (Path fifo : fifos) {
             argv.addAll(List.of("-p", fifo.toString()));
@@ -52,28 +43,7 @@ public final class RootfsTool {
                 subvol.toString(), Long.toString(limitBytes), layersDir.toString(), String.join(":", layers),
                 target.toString()));
         argv.addAll(entries);
-        return new Pending(HostProcess.start(argv, TIMEOUT), "making the root filesystem at " + target);
-    }
-
-    /** A call of the tool that is still running: {@link #await} waits for it and fails as the call would have. */
-    public static final class Pending {
-        private final HostProcess.Running process;
-        private final String what;
-
-        private Pending(HostProcess.Running process, String what) {
-            this.process = process;
-            this.what = what;
-        }
-
-        /** Waits until the call is done; fails as a synchronous call fails. Awaiting again answers the same. */
-        public void await() {
-            check(process.await(), what);
-        }
-
-        /** Waits until the process has exited, whatever its outcome: before an undo removes what it made. */
-        public void settle() {
-            process.await();
-        }
+        run(argv, "making the root filesystem at " + target);
     }
 
     /**
@@ -140,10 +110,7 @@ public final class RootfsTool {
     }
 
     private static void run(List<String> argv, String what) {
-        check(HostProcess.run(argv, TIMEOUT), what);
-    }
-
-    private static void check(HostProcess.Result r, String what) {
+        HostProcess.Result r = HostProcess.run(argv, TIMEOUT);
         if (!r.ok()) {
             throw new SandboxException(ErrorCode.INTERNAL, what + " failed: " + r.output());
         }
