@@ -484,6 +484,16 @@ struct kernel_sigaction {
     uint64_t mask;
 };
 
+/* sig's bit in a mask of signals (bit sig - 1) when its disposition is not the default or cannot be read; asked
+ * with the raw system call, as musl refuses signals 32-34. */
+static uint64_t not_default(int sig)
+{
+    struct kernel_sigaction old = {SIG_DFL, 0, NULL, 0};
+    if (syscall(SYS_rt_sigaction, sig, NULL, &old, sizeof(old.mask)) != 0 || old.handler != SIG_DFL)
+        return 1ULL << (sig - 1);
+    return 0;
+}
+
 /* Each command used to reset all 64 signal dispositions and read (and drop) all 64 bounding-set capabilities
  * between its fork and its exec: some 130 system calls, each a trip through the Sentry under gVisor (about
  * 12 us on its ptrace platform). Both are properties of the init, the same for every command, so they are
@@ -510,21 +520,12 @@ void commands_prepare(void)
          * disposition at its default (no parent to inherit an ignored signal from): what is not the default is
          * what the init set itself (setup_signals), read back from the two it may have set rather than asked of
          * all 64, 64 trips through the Sentry at every sandbox's start. */
-        g.sig_nondefault = 0;
-        const int own[] = {SIGPIPE, SIGCHLD};
-        for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
-            struct kernel_sigaction old = {SIG_DFL, 0, NULL, 0};
-            if (syscall(SYS_rt_sigaction, own[i], NULL, &old, sizeof(old.mask)) != 0 || old.handler != SIG_DFL)
-                g.sig_nondefault |= 1ULL << (own[i] - 1);
-        }
+        g.sig_nondefault = not_default(SIGPIPE) | not_default(SIGCHLD);
     } else {
-        /* gVisor's status has no signal masks: ask for each disposition (raw: musl refuses 32-34). */
+        /* No status to read (no /proc), or an init that a parent started: ask for each disposition. */
         g.sig_nondefault = 0;
-        for (int sig = 1; sig < 65; sig++) {
-            struct kernel_sigaction old = {SIG_DFL, 0, NULL, 0};
-            if (syscall(SYS_rt_sigaction, sig, NULL, &old, sizeof(old.mask)) != 0 || old.handler != SIG_DFL)
-                g.sig_nondefault |= 1ULL << (sig - 1);
-        }
+        for (int sig = 1; sig < 65; sig++)
+            g.sig_nondefault |= not_default(sig);
     }
     int have_bnd = status_mask(b, "CapBnd:", &bnd) == 0;
     int clean = 1;
