@@ -162,6 +162,30 @@ class WarmPoolTest {
     }
 
     @Test
+    void aTenantsCreateAtTheMaximumWinsOverARefillInFlight() throws Exception {
+        try (LocalPaddock paddock = engine(PoolConfig.builder().shape(SHAPE).size(1).build(), 2)) {
+            await(paddock, s -> s.idle() == 1);
+            List<Sandbox> all = new ArrayList<>();
+            try {
+                // the claim leaves room for one: the pool refills it (a runc create, ≥ 20 ms) ...
+                all.add(paddock.create(SHAPE));
+                await(paddock, s -> s.creating() == 1 || s.idle() == 1);
+                // ... and a cold create at the maximum waits for that creation and evicts it, rather than refuse
+                all.add(paddock.create(SHAPE.toBuilder().memory(ByteSize.mib(96)).build()));
+                assertThat(all.get(1).exec("true").exitCode()).isZero();
+                assertThat(stats(paddock).idle() + stats(paddock).creating()).isZero();
+                assertThatThrownBy(() -> paddock.create(SHAPE)).isInstanceOfSatisfying(SandboxException.class,
+                        e -> assertThat(e.code()).isEqualTo(ErrorCode.RESOURCE_EXHAUSTED));
+                // no refill takes the room back while the engine is full
+                Thread.sleep(300);
+                assertThat(stats(paddock).idle() + stats(paddock).creating()).isZero();
+            } finally {
+                all.forEach(Sandbox::destroy);
+            }
+        }
+    }
+
+    @Test
     void aRestartedDaemonRemovesLeftoverPooledSandboxesAndKeepsClaimedOnes() throws Exception {
         List<String> ids;
         try (EngineProcess child = EngineProcess.start(dataDir, null, "pool:2", "plain")) {

@@ -54,6 +54,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class SandboxManager implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("io.paddock.engine");
     static final Duration ATTACH_TIMEOUT = Duration.ofSeconds(20);
+    /** How long a cold create at the maximum waits for a pooled creation in flight to give way (WarmPool#admit). */
+    private static final Duration ADMISSION_WAIT = Duration.ofSeconds(30);
     /**
      * The init's own deadline trails the engine's, as a backstop should the engine die (and no engine come
      * back). Tests shorten it with {@code -Dpaddock.test.initDeadlineGrace=PT1S}.
@@ -197,23 +199,27 @@ final class SandboxManager implements AutoCloseable {
                 : requested.toBuilder().runtime(runtimes.defaultName()).build();
         SandboxRuntime runtime = runtimes.require(spec.runtime().get());
         validateForHost(spec);
+        // A pooled sandbox already counts against the maximum; a cold create is admitted under it (WarmPool#admit).
         WarmPool.Warm warm = buildStep || forkOf != null ? null : pool.claim(spec);
-        // A pooled sandbox already counts against the maximum (WarmPool#held); only a cold create adds one.
-        if (warm == null) {
-            long live = liveCount();
-            if (live + pool.held() >= options.maxSandboxes() && !pool.evictOne()) {
-                throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "this engine already runs " + live
-                        + " sandboxes, its maximum (" + options.maxSandboxes() + "); destroy some first");
-            }
+        if (warm == null && !pool.admit(ADMISSION_WAIT)) {
+            throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "this engine already runs " + liveCount()
+                    + " sandboxes, its maximum (" + options.maxSandboxes() + "); destroy some first");
         }
         SandboxId id = warm != null ? warm.id() : Ids.newSandboxId();
-        // A pooled sandbox was made with its image already; otherwise resolve (or build) the image now.
-        SandboxRoot root = warm != null ? warm.root() : rootOf(spec, buildStep);
-        ManagedSandbox sb = new ManagedSandbox(this, id, spec, Instant.now());
-        sb.root(root);
-        pool.unclaimOnFailure(warm, () -> reserveName(spec, id));
-        sandboxes.put(id, sb);
-        sb.registered();
+        SandboxRoot root;
+        ManagedSandbox sb;
+        try {
+            // A pooled sandbox was made with its image already; otherwise resolve (or build) the image now.
+            root = warm != null ? warm.root() : rootOf(spec, buildStep);
+            sb = new ManagedSandbox(this, id, spec, Instant.now());
+            sb.root(root);
+            pool.unclaimOnFailure(warm, () -> reserveName(spec, id));
+            sandboxes.put(id, sb);
+            sb.registered();
+        } finally {
+            // from here the sandbox counts among the live ones (or the create failed): the admission ends
+            pool.admitted();
+        }
         RuntimeSandbox rt = null;
         boolean recorded = false;
         try {

@@ -37,7 +37,9 @@ import java.util.function.LongSupplier;
  *       the engine applies the tenant's name, labels, timeout (and the init's deadline) on claim; env and
  *       secrets travel per exec, from the tenant's spec.</li>
  *   <li>Pooled sandboxes count against the engine's maximum: refills stop while tenants' sandboxes plus
- *       pooled ones reach it, and a cold create at the limit evicts an idle pooled sandbox first.</li>
+ *       pooled ones reach it, and a cold create at the limit evicts an idle pooled sandbox first, or waits for
+ *       a pooled creation in flight and evicts that ({@link #admit}). A tenant's create always wins over a
+ *       refill: no refill starts while a create waits for room.</li>
  *   <li>Idle sandboxes older than the pool's maximum idle age, or whose init died, are destroyed and
  *       replaced; {@link #close()} destroys every idle one and waits for creations in flight.</li>
  * </ul>
@@ -46,6 +48,7 @@ final class WarmPool implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("io.paddock.engine");
     private static final Duration CLOSE_WAIT = Duration.ofSeconds(60);
     static final long CLAIM_REFILL_DELAY_MS = 25;
+    private static final long ROOM_POLL_MS = 100;
 
     /** What makes a container: a pooled sandbox serves every spec with the same shape. */
     record Shape(String image, String runtime, ByteSize memory, double cpus, int pids, ByteSize disk, int openFiles,
@@ -182,6 +185,15 @@ final class WarmPool implements AutoCloseable {
     private final ScheduledExecutorService timer;
     private final AtomicLong unpooled = new AtomicLong();
     private volatile boolean closed;
+    /**
+     * The engine's slots: admissions and refills decide under this lock, and every change to a pool's idle or
+     * creating count that can free room signals it.
+     */
+    private final Object slots = new Object();
+    // @GuardedBy("slots"): creates admitted (cold, or a pool hit) that are not yet among the tenants' live ones
+    private int admitting;
+    // @GuardedBy("slots"): cold creates waiting for room; refills wait for them
+    private int waiting;
 
     /**
      * @param configs        the pools, whose shapes' runtimes are resolved with {@code defaultRuntime}
@@ -208,18 +220,14 @@ final class WarmPool implements AutoCloseable {
         }
     }
 
-    /** An engine without pools. */
-    static WarmPool none() {
-        return new WarmPool(List.of(), "runc", null, () -> 0, Integer.MAX_VALUE);
-    }
-
     boolean isEmpty() {
         return pools.isEmpty();
     }
 
     /**
      * Takes an idle sandbox for this spec (its runtime resolved), or returns null: no pool for its shape, a
-     * spec with an entrypoint, or the pool is empty (a miss; the pool refills either way).
+     * spec with an entrypoint, or the pool is empty (a miss; the pool refills either way). A sandbox taken is
+     * admitted: the caller calls {@link #admitted()} once it counts among the tenants' live sandboxes.
      */
     Warm claim(SandboxSpec spec) {
         if (pools.isEmpty() || closed) {
@@ -234,10 +242,11 @@ final class WarmPool implements AutoCloseable {
             return null;
         }
         Warm w;
-        while ((w = p.poll()) != null) {
+        while ((w = takeIdle(p)) != null) {
             if (w.client().isOpen()) {
                 break;
             }
+            admitted();
             p.expired.incrementAndGet();
             discard(w);
         }
@@ -247,6 +256,64 @@ final class WarmPool implements AutoCloseable {
         // sandbox is also among the tenants' live ones that the engine's maximum counts.
         scheduleQuietly(() -> refill(p), CLAIM_REFILL_DELAY_MS);
         return w;
+    }
+
+    /** Takes the first idle sandbox of a pool, admitted in the same step: its slot never looks free. */
+    private Warm takeIdle(Pool p) {
+        synchronized (slots) {
+            Warm w = p.poll();
+            if (w != null) {
+                admitting++;
+            }
+            return w;
+        }
+    }
+
+    /**
+     * Admits a cold create under the engine's maximum, which counts the tenants' live sandboxes, the creates
+     * admitted before this one and the pooled sandboxes, idle or being made. At the maximum it makes room: it
+     * destroys an idle pooled sandbox, or waits (up to {@code wait}) for a pooled creation in flight to end and
+     * destroys that one; meanwhile no refill starts. Returns false when nothing pooled can give way. After true
+     * the caller calls {@link #admitted()} once: when its sandbox counts among the live ones, or when it failed.
+     */
+    boolean admit(Duration wait) {
+        long deadline = System.nanoTime() + wait.toNanos();
+        Warm evicted = null;
+        synchronized (slots) {
+            waiting++;
+            try {
+                while (tenantLive.getAsLong() + admitting + held() >= maxSandboxes) {
+                    // the idle sandbox's slot passes to this create now; it is destroyed below, before the create
+                    evicted = takeEvictable();
+                    if (evicted != null) {
+                        break;
+                    }
+                    long left = deadline - System.nanoTime();
+                    if (creating() == 0 || left <= 0) {
+                        return false;
+                    }
+                    // woken when a creation ends; at least every ROOM_POLL_MS for room made otherwise (a destroy)
+                    slots.wait(Math.max(1, Math.min(ROOM_POLL_MS, TimeUnit.NANOSECONDS.toMillis(left))));
+                }
+                admitting++;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            } finally {
+                waiting--;
+            }
+        }
+        if (evicted != null) {
+            discard(evicted);
+        }
+        return true;
+    }
+
+    /** An admitted create (see {@link #admit}, {@link #claim}) is now among the live sandboxes, or failed. */
+    void admitted() {
+        synchronized (slots) {
+            admitting--;
+        }
     }
 
     /**
@@ -263,8 +330,10 @@ final class WarmPool implements AutoCloseable {
                     discardAsync(warm);
                 } else {
                     p.hits.decrementAndGet();
-                    p.idle.addFirst(warm);
-                    p.idleCount.incrementAndGet();
+                    synchronized (slots) {
+                        p.idle.addFirst(warm);
+                        p.idleCount.incrementAndGet();
+                    }
                 }
             }
             throw e;
@@ -272,7 +341,7 @@ final class WarmPool implements AutoCloseable {
     }
 
     /** Pooled sandboxes held now, idle or being created: they count against the engine's maximum. */
-    int held() {
+    private int held() {
         int n = 0;
         for (Pool p : pools.values()) {
             n += p.idleCount.get() + p.creating.get();
@@ -280,23 +349,23 @@ final class WarmPool implements AutoCloseable {
         return n;
     }
 
-    /**
-     * Makes room for a cold create at the engine's limit: destroys one idle pooled sandbox (of the fullest
-     * pool); returns false when there was none.
-     */
-    boolean evictOne() {
+    private int creating() {
+        int n = 0;
+        for (Pool p : pools.values()) {
+            n += p.creating.get();
+        }
+        return n;
+    }
+
+    /** An idle pooled sandbox (of the fullest pool) to evict for a cold create at the limit, or null. */
+    private Warm takeEvictable() {
         Pool fullest = null;
         for (Pool p : pools.values()) {
             if (fullest == null || p.idleCount.get() > fullest.idleCount.get()) {
                 fullest = p;
             }
         }
-        Warm w = fullest == null ? null : fullest.poll();
-        if (w == null) {
-            return false;
-        }
-        discard(w);
-        return true;
+        return fullest == null ? null : fullest.poll();
     }
 
     List<PoolStats> stats() {
@@ -316,20 +385,32 @@ final class WarmPool implements AutoCloseable {
 
     private void refill(Pool p) {
         while (!closed && System.nanoTime() - p.retryAfterNanos >= 0) {
-            int creating = p.creating.get();
-            if (creating >= p.config.refillConcurrency() || p.idleCount.get() + creating >= p.config.size()
-                    || tenantLive.getAsLong() + held() >= maxSandboxes) {
-                return;
-            }
-            if (!p.creating.compareAndSet(creating, creating + 1)) {
-                continue;
+            synchronized (slots) {
+                int creating = p.creating.get();
+                if (creating >= p.config.refillConcurrency() || p.idleCount.get() + creating >= p.config.size()
+                        || tenantLive.getAsLong() + admitting + waiting + held() >= maxSandboxes) {
+                    return;
+                }
+                p.creating.incrementAndGet();
             }
             try {
                 workers.execute(() -> createOne(p));
             } catch (RejectedExecutionException e) {
-                p.creating.decrementAndGet();
+                created(p, null);
                 return;
             }
+        }
+    }
+
+    /** A pooled creation in flight ended: its sandbox (null: it failed) joins the idle ones; room is signalled. */
+    private void created(Pool p, Warm w) {
+        synchronized (slots) {
+            if (w != null) {
+                p.idle.addLast(w);
+                p.idleCount.incrementAndGet();
+            }
+            p.creating.decrementAndGet();
+            slots.notifyAll();
         }
     }
 
@@ -350,10 +431,9 @@ final class WarmPool implements AutoCloseable {
                     + backoff + " ms: " + e.getMessage());
             scheduleQuietly(() -> refill(p), backoff);
         }
+        created(p, w);
         if (w != null) {
             Warm warm = w;
-            p.idle.addLast(warm);
-            p.idleCount.incrementAndGet();
             // an init that dies while idle (OOM, the backstop deadline) leaves the pool at once
             warm.client().closed().whenComplete((v, e) -> {
                 if (p.remove(warm)) {
@@ -363,7 +443,6 @@ final class WarmPool implements AutoCloseable {
                 }
             });
         }
-        p.creating.decrementAndGet();
         if (closed) {
             // close() may have drained the queue before this one arrived
             Warm late;
