@@ -491,7 +491,8 @@ abstract class RestartTest {
                 Thread.sleep(300);
                 HostFaults.kill(helperPid(victim.id(), helper));
                 assertThatThrownBy(() -> exec.get(20, TimeUnit.SECONDS)).as(helper)
-                        .hasCauseInstanceOf(SandboxException.class).hasMessageContaining("closed its channel");
+                        .hasCauseInstanceOf(SandboxException.class).hasMessageContaining("closed its channel")
+                        .hasMessageContaining("stopped unexpectedly");
                 SandboxInfo stopped = victim.awaitStop(Duration.ofSeconds(20)).orElseThrow();
                 assertThat(stopped.state()).as(helper).isEqualTo(SandboxState.STOPPED);
                 assertThat(stopped.stopReason()).as(helper).contains(StopReason.FAILED);

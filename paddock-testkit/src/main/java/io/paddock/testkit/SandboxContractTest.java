@@ -556,6 +556,14 @@ public abstract class SandboxContractTest {
     }
 
     @Test
+    void aCommandCutOffByTheLifetimeSaysWhy() {
+        Sandbox sb = paddock().create(small().timeout(Duration.ofSeconds(3)).build());
+        assertThatThrownBy(() -> sb.exec("sleep", "60")).isInstanceOfSatisfying(SandboxException.class,
+                e -> assertThat(e.getMessage()).contains("its lifetime timeout passed"));
+        assertThat(sb.awaitStop(Duration.ofSeconds(30)).orElseThrow().stopReason()).contains(StopReason.TIMEOUT);
+    }
+
+    @Test
     void setTimeoutExtendsTheLifetime() throws Exception {
         try (Sandbox sb = paddock().create(small().timeout(Duration.ofSeconds(2)).build())) {
             sb.setTimeout(Duration.ofMinutes(1));

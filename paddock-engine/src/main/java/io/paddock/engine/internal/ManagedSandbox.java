@@ -356,7 +356,10 @@ final class ManagedSandbox implements Sandbox {
                     + " limit and was stopped: on the " + manager.runtimeName(spec) + " tier the runtime's own"
                     + " threads count against it beside the sandbox's " + spec.pids() + " processes", closed);
         }
-        return closed;
+        // The runtime's last lines stay in the engine's log (SandboxManager#onInitGone): they are the host's.
+        return new SandboxException(closed.code(), closed.getMessage() + ": the sandbox stopped unexpectedly, and"
+                + " neither an out-of-memory kill nor its host process limit explains it (the engine's log has its"
+                + " runtime's last lines)", closed);
     }
 
     private SandboxException outOfMemory(SandboxException cause) {
