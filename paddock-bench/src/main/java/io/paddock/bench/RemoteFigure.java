@@ -37,8 +37,14 @@ final class RemoteFigure {
                 "P1 and P3 each + <= 1 ms");
         String token = "bench-" + HexFormat.of().formatHex(new SecureRandom().generateSeed(16));
         try (PaddockServer server = PaddockServer.start(ServerOptions.builder().host("127.0.0.1").port(0).token(token).build(), pooled);
-             Paddock remote = Paddock.connect(server.url(), token)) {
+             Paddock remote = Paddock.connect(server.url(), token);
+             LoopbackFloor floor = LoopbackFloor.start()) {
             String warmUp = warmUp(pooled, remote);
+            Sampling.untilJitSettles("the floor's requests", o.secs(20, 10, 1), i -> {
+                floor.httpRoundTrip();
+                floor.webSocketRoundTrip();
+                return 2;
+            });
             int creates = n(300, 30, 4);
             int execs = n(1000, 200, 5);
             Rounds rounds = new Rounds(o.rounds());
@@ -48,6 +54,8 @@ final class RemoteFigure {
             Rounds.Series startR = rounds.series();
             Rounds.Series trueL = rounds.series();
             Rounds.Series trueR = rounds.series();
+            Rounds.Series httpFloor = rounds.series();
+            Rounds.Series wsFloor = rounds.series();
             try (Sandbox l = pooled.create(spec); Sandbox r = remote.create(spec)) {
                 for (int i = 0; i < n(200, 50, 3); i++) {
                     firstByte(l, System.nanoTime());
@@ -73,6 +81,9 @@ final class RemoteFigure {
                     long[][] execTrue = interleave(k, () -> execTrue(l), () -> execTrue(r));
                     trueL.addAll(round, execTrue[0]);
                     trueR.addAll(round, execTrue[1]);
+                    long[][] bare = interleave(k, floor::httpRoundTrip, floor::webSocketRoundTrip);
+                    httpFloor.addAll(round, bare[0]);
+                    wsFloor.addAll(round, bare[1]);
                 }
             }
             Stats wl = warmL.stats();
@@ -87,6 +98,13 @@ final class RemoteFigure {
             f.paddock.put("exec(/bin/true) round trip, remote", trueR.stats());
             f.paddock.put("P1 remote added latency", wr.minus(wl));
             f.paddock.put("P3 remote added latency", sr.minus(sl));
+            Stats hf = httpFloor.stats();
+            Stats wf = wsFloor.stats();
+            f.paddock.put("floor: HTTP POST round trip, nothing behind it (JDK client -> Jetty, 127.0.0.1)", hf);
+            f.paddock.put("floor: WebSocket message round trip, nothing behind it (JDK -> Jetty echo)", wf);
+            // what the remote API adds beyond its transport: a create is one request and one exec, an exec one message
+            f.ratio("P1 remote added / its floor (HTTP + WebSocket round trip, p50)", (wr.p50() - wl.p50()) / (hf.p50() + wf.p50()));
+            f.ratio("P3 remote added / its floor (WebSocket round trip, p50)", (sr.p50() - sl.p50()) / wf.p50());
             f.ratio("P1 remote / embedded (p50)", wr.p50() / wl.p50());
             f.ratio("P3 remote / embedded (p50)", sr.p50() / sl.p50());
             f.check("P1 remote - embedded p50 <= 1 ms", wr.p50() - wl.p50() <= 1000, ms(wr.p50() - wl.p50()));
@@ -94,6 +112,9 @@ final class RemoteFigure {
             f.notes.add("samples interleaved (embedded, remote, remote, embedded, ...) so that drift hits both alike;"
                     + " the daemon runs in this JVM on 127.0.0.1; the two sandboxes of the exec rows stay open through all"
                     + " rounds");
+            f.notes.add("the floor rows: the same HTTP and WebSocket stack on 127.0.0.1 with an empty handler and an echo, in"
+                    + " this JVM; a remote create adds one HTTP request and one exec to the embedded one, a remote exec one"
+                    + " message out and the output back, so the added latency cannot go below the floor on this machine");
             f.notes.add(warmUp);
             f.notes.add(rounds.note());
         }
