@@ -91,6 +91,12 @@ struct exec {
     int ended;                 /* EXIT sent */
     int released;              /* the engine forgot it: free once ended, without EXIT */
     char cg[96];               /* its cgroup (exec_tracking_init), "" if none */
+
+    /* pty: the last RESIZE, checked a few times after (see exec_resize) */
+    struct winsize size_was;   /* the size it replaced */
+    struct winsize size_want;
+    uint64_t size_check_at;    /* CLOCK_MONOTONIC ns of the next check, 0 = none */
+    int size_checks;           /* checks done */
 };
 
 static struct exec *execs;
@@ -1166,6 +1172,35 @@ void exec_stdin_close(uint32_t id)
         close_fd(&e->stdin_fd);
 }
 
+/* After a RESIZE the size is checked at these offsets (ms): a program may have read the old size just before
+ * and write it back just after. readline does exactly that on every line it reads (rltty.c set_winsize: TIOCGWINSZ,
+ * then TIOCSWINSZ with what it read), so a resize that lands between the two is undone, and the terminal keeps
+ * the old size until the next resize. Under gVisor's ptrace platform the two calls are far enough apart that
+ * this happens to a resize sent while bash prints its prompt. */
+static const unsigned RESIZE_CHECK_MS[] = {50, 250, 1000};
+
+static int same_size(const struct winsize *a, const struct winsize *b)
+{
+    return a->ws_row == b->ws_row && a->ws_col == b->ws_col;
+}
+
+/* Sets the terminal's size and tells its foreground process group (SIGWINCH), as a terminal emulator does. Linux
+ * signals the group itself when the size changes; gVisor (this release) does not, and full-screen programs
+ * (vim, top, less) would never redraw. A second SIGWINCH is harmless: it does not queue, and its handlers read
+ * the size again. */
+static void apply_size(struct exec *e, const struct winsize *ws)
+{
+    if (ioctl(e->out_fd[0], TIOCSWINSZ, ws) < 0) {
+        logmsg("exec %u: TIOCSWINSZ: %s", e->id, strerror(errno));
+        return;
+    }
+    pid_t pgrp = 0;
+    if (ioctl(e->out_fd[0], TIOCGPGRP, &pgrp) < 0 || pgrp <= 1)
+        pgrp = e->pid; /* the command leads its session and first process group */
+    if (pgrp > 1)
+        kill(-pgrp, SIGWINCH);
+}
+
 void exec_resize(uint32_t id, uint32_t rows, uint32_t cols)
 {
     struct exec *e = find(id);
@@ -1175,10 +1210,41 @@ void exec_resize(uint32_t id, uint32_t rows, uint32_t cols)
         logmsg("exec %u: RESIZE to %ux%u ignored", id, cols, rows);
         return;
     }
-    /* The kernel sends SIGWINCH to the terminal's foreground process group. */
     struct winsize ws = {(unsigned short)rows, (unsigned short)cols, 0, 0};
-    if (ioctl(e->out_fd[0], TIOCSWINSZ, &ws) < 0)
-        logmsg("exec %u: TIOCSWINSZ: %s", id, strerror(errno));
+    struct winsize was;
+    if (ioctl(e->out_fd[0], TIOCGWINSZ, &was) < 0) {
+        logmsg("exec %u: TIOCGWINSZ: %s", id, strerror(errno));
+        return;
+    }
+    if (same_size(&was, &ws) && !e->size_check_at)
+        return;
+    apply_size(e, &ws);
+    if (!same_size(&was, &ws)) /* else: the same size again while checks run; the one it replaced stays */
+        e->size_was = was;
+    e->size_want = ws;
+    e->size_checks = 0;
+    e->size_check_at = now_ns() + RESIZE_CHECK_MS[0] * 1000000ull;
+}
+
+/* A check after a RESIZE (see RESIZE_CHECK_MS): the size went back to exactly the one the resize replaced, so a
+ * stale write-back undid it: set it again. Any other size is a program's own choice (stty rows ...), and kept. */
+static void check_size(struct exec *e, uint64_t now)
+{
+    struct winsize now_ws;
+    if (e->out_fd[0] < 0 || ioctl(e->out_fd[0], TIOCGWINSZ, &now_ws) < 0) {
+        e->size_check_at = 0;
+        return;
+    }
+    if (same_size(&now_ws, &e->size_was) && !same_size(&now_ws, &e->size_want))
+        apply_size(e, &e->size_want);
+    else if (!same_size(&now_ws, &e->size_want)) {
+        e->size_check_at = 0;
+        return;
+    }
+    int n = ++e->size_checks;
+    e->size_check_at = n < (int)(sizeof(RESIZE_CHECK_MS) / sizeof(RESIZE_CHECK_MS[0]))
+                               ? now + (RESIZE_CHECK_MS[n] - RESIZE_CHECK_MS[n - 1]) * 1000000ull
+                               : 0;
 }
 
 void exec_signal(uint32_t id, uint32_t sig, uint8_t scope)
@@ -1279,15 +1345,20 @@ void exec_pty_drain(void)
 uint64_t exec_next_timer(void)
 {
     uint64_t t = 0;
-    for (struct exec *e = execs; e; e = e->next)
+    for (struct exec *e = execs; e; e = e->next) {
         if (!e->ended && e->timeout_at && !e->timed_out && (t == 0 || e->timeout_at < t))
             t = e->timeout_at;
+        if (!e->ended && e->size_check_at && (t == 0 || e->size_check_at < t))
+            t = e->size_check_at;
+    }
     return t;
 }
 
 void exec_timers(uint64_t now)
 {
     for (struct exec *e = execs; e; e = e->next) {
+        if (!e->ended && e->size_check_at && now >= e->size_check_at)
+            check_size(e, now);
         if (e->ended || !e->timeout_at || e->timed_out || now < e->timeout_at)
             continue;
         e->timed_out = 1;

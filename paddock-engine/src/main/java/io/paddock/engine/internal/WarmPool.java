@@ -273,7 +273,8 @@ final class WarmPool implements AutoCloseable {
      * Admits a cold create under the engine's maximum, which counts the tenants' live sandboxes, the creates
      * admitted before this one and the pooled sandboxes, idle or being made. At the maximum it makes room: it
      * destroys an idle pooled sandbox, or waits (up to {@code wait}) for a pooled creation in flight to end and
-     * destroys that one; meanwhile no refill starts. Returns false when nothing pooled can give way. After true
+     * destroys that one; meanwhile no refill starts. Returns false when nothing pooled can give way, and throws
+     * UNAVAILABLE when the caller is interrupted while it waits. After true
      * the caller calls {@link #admitted()} once: when its sandbox counts among the live ones, or when it failed.
      */
     boolean admit(Duration wait) {
@@ -298,7 +299,8 @@ final class WarmPool implements AutoCloseable {
                 admitting++;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return false;
+                throw new SandboxException(io.paddock.ErrorCode.UNAVAILABLE,
+                        "interrupted while waiting for room under the engine's maximum of " + maxSandboxes + " sandboxes");
             } finally {
                 waiting--;
             }
@@ -342,9 +344,9 @@ final class WarmPool implements AutoCloseable {
 
     /** Pooled sandboxes held now, idle or being created: they count against the engine's maximum. */
     private int held() {
-        int n = 0;
+        int n = creating();
         for (Pool p : pools.values()) {
-            n += p.idleCount.get() + p.creating.get();
+            n += p.idleCount.get();
         }
         return n;
     }
