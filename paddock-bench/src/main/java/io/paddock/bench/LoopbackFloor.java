@@ -92,7 +92,8 @@ final class LoopbackFloor implements AutoCloseable {
         });
         server.start();
         try {
-            HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            // configured as the remote client's calls and exec sockets are (Http#calls): callbacks on the selector thread
+            HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(Runnable::run).build();
             return new LoopbackFloor(server, client, connector.getLocalPort());
         } catch (RuntimeException e) {
             server.stop();

@@ -35,7 +35,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
 /**
- * The one HTTP client of a {@link RemotePaddock}: builds {@code /v1} URLs, adds the bearer token to every
+ * The HTTP side of a {@link RemotePaddock} (two JDK clients, see {@link #calls}): builds {@code /v1} URLs, adds the bearer token to every
  * request, turns error bodies back into {@link SandboxException} ({@link Wire#exception}) and transport
  * failures into {@code UNAVAILABLE} naming the daemon's URL.
  *
@@ -54,7 +54,19 @@ final class Http {
 
     private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 
+    /**
+     * Transfers that read or fill the caller's streams (file and archive uploads and downloads, event streams):
+     * a body publisher reading the caller's {@code InputStream} may block, so their callbacks run on the client's
+     * own thread pool.
+     */
     private final HttpClient client;
+    /**
+     * JSON calls ({@link #call}) and the exec sockets: bodies in memory and listeners that never block, so their
+     * callbacks run on the client's selector thread where the bytes arrive. Handing each response or message to a
+     * pool thread first cost 0.1–0.3 ms a round trip on the PVM development hosts (docs/BENCHMARKS.md, round 8),
+     * which P10 pays on every remote create and exec.
+     */
+    private final HttpClient calls;
     /** The daemon's base URL without a trailing slash, for example {@code http://127.0.0.1:7070}. */
     private final String base;
     private final String authorization;
@@ -73,6 +85,12 @@ final class Http {
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(CONNECT_TIMEOUT)
                 .followRedirects(HttpClient.Redirect.NEVER)
+                .build();
+        this.calls = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(CONNECT_TIMEOUT)
+                .followRedirects(HttpClient.Redirect.NEVER)
+                .executor(Runnable::run)
                 .build();
     }
 
@@ -148,7 +166,7 @@ final class Http {
         } else {
             b.method(method, HttpRequest.BodyPublishers.noBody());
         }
-        HttpResponse<byte[]> r = send(b.build(), HttpResponse.BodyHandlers.ofByteArray(), method + " " + path);
+        HttpResponse<byte[]> r = send(calls, b.build(), HttpResponse.BodyHandlers.ofByteArray(), method + " " + path);
         return json(r, method + " " + path);
     }
 
@@ -182,8 +200,12 @@ final class Http {
 
     /** Sends a request; transport failures become {@code UNAVAILABLE}, interrupts {@code UNAVAILABLE "interrupted"}. */
     <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler, String what) {
+        return send(client, request, handler, what);
+    }
+
+    private <T> HttpResponse<T> send(HttpClient via, HttpRequest request, HttpResponse.BodyHandler<T> handler, String what) {
         try {
-            return client.send(request, handler);
+            return via.send(request, handler);
         } catch (IOException e) {
             throw unavailable(what, e);
         } catch (InterruptedException e) {
@@ -364,7 +386,7 @@ final class Http {
     /** Opens a WebSocket; a refused upgrade is thrown as the error its status (and body, if any) describes. */
     WebSocket openWebSocket(String path, WebSocket.Listener listener) {
         checkOpen();
-        CompletableFuture<WebSocket> f = client.newWebSocketBuilder()
+        CompletableFuture<WebSocket> f = calls.newWebSocketBuilder()
                 .header("Authorization", authorization)
                 .connectTimeout(CONNECT_TIMEOUT)
                 .buildAsync(wsUri(path), listener);
