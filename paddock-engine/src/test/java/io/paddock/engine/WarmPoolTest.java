@@ -186,6 +186,43 @@ class WarmPoolTest {
     }
 
     @Test
+    void aCreateInterruptedWhileWaitingForRoomSaysSoAndLeavesNothingAdmitted() throws Exception {
+        try (LocalPaddock paddock = engine(PoolConfig.builder().shape(SHAPE).size(1).build(), 2)) {
+            SandboxException refused = null;
+            for (int attempt = 0; attempt < 5 && refused == null; attempt++) {
+                await(paddock, s -> s.idle() == 1);
+                try (Sandbox claimed = paddock.create(SHAPE)) {
+                    // the claim leaves room for one, which the pool's refill takes while it is being made
+                    long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+                    while (stats(paddock).creating() == 0 && stats(paddock).idle() == 0 && System.nanoTime() < until) {
+                        Thread.onSpinWait();
+                    }
+                    if (stats(paddock).creating() == 0) {
+                        continue; // the refill ended before it was seen: a cold create would evict it, try again
+                    }
+                    // a cold create at the maximum waits for that creation; interrupted, it must say so
+                    Thread.currentThread().interrupt();
+                    try {
+                        paddock.create(SHAPE.toBuilder().memory(ByteSize.mib(96)).build()).destroy();
+                    } catch (SandboxException e) {
+                        refused = e;
+                    } finally {
+                        Thread.interrupted();
+                    }
+                }
+            }
+            assertThat(refused).as("a create interrupted while it waits for room").isNotNull();
+            assertThat(refused.code()).isEqualTo(ErrorCode.UNAVAILABLE);
+            assertThat(refused.getMessage()).contains("interrupted").doesNotContain("already runs");
+            // nothing of it stayed admitted: the engine still takes two sandboxes
+            await(paddock, s -> s.idle() == 1);
+            try (Sandbox a = paddock.create(SHAPE); Sandbox b = paddock.create(SHAPE.toBuilder().memory(ByteSize.mib(96)).build())) {
+                assertThat(b.exec("true").exitCode()).isZero();
+            }
+        }
+    }
+
+    @Test
     void aRestartedDaemonRemovesLeftoverPooledSandboxesAndKeepsClaimedOnes() throws Exception {
         List<String> ids;
         try (EngineProcess child = EngineProcess.start(dataDir, null, "pool:2", "plain")) {
