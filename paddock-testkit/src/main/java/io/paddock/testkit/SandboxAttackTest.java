@@ -1611,7 +1611,8 @@ public abstract class SandboxAttackTest {
         // 300 rounds take 30-40 s under gVisor on a small VM, twice that when its CPUs are contended: the race is
         // bounded in time too, the swapper outlives it, and the sandbox's lifetime outlives both.
         Duration race = Duration.ofSeconds(60);
-        try (Sandbox sb = paddock().create(small().timeout(Duration.ofMinutes(4)).build())) {
+        try (EngineWarnings warnings = new EngineWarnings();
+             Sandbox sb = paddock().create(small().timeout(Duration.ofMinutes(4)).build())) {
             sh(sb, "mkdir -p /workspace/dir && echo sandbox-own > /workspace/dir/" + marker);
             try (ExecProcess swapper = sb.start(ExecRequest.builder().argv("sh", "-c",
                     "cd /workspace; while :; do mv dir dir.bak; ln -s /tmp dir; rm dir; ln -s / dir; rm dir;"
@@ -1626,14 +1627,14 @@ public abstract class SandboxAttackTest {
                         sb.files().writeString("/workspace/dir/up-" + t + "-" + i, "x");
                         wrote++;
                     } catch (SandboxException e) {
-                        refusedMidRace(sb, e);
+                        refusedMidRace(sb, e, warnings);
                     }
                     try {
                         String got = new String(sb.files().read("/workspace/dir/" + marker), StandardCharsets.UTF_8);
                         assertThat(got).as("download during the swap").doesNotContain(content);
                         read++;
                     } catch (SandboxException e) {
-                        refusedMidRace(sb, e); // not found mid-swap
+                        refusedMidRace(sb, e, warnings); // not found mid-swap
                     }
                 }
                 assertThat(wrote + read).as("operations that went through during the race").isPositive();
@@ -1651,10 +1652,14 @@ public abstract class SandboxAttackTest {
         }
     }
 
-    /** A refusal during a race is fine; a sandbox that stopped is not, and ends the test with its reason. */
-    private static void refusedMidRace(Sandbox sb, SandboxException e) {
+    /**
+     * A refusal during a race is fine; a sandbox that stopped is not, and ends the test with its reason and what the
+     * engine logged about it (its runtime's last lines: on runsc the Sentry's panic log).
+     */
+    private static void refusedMidRace(Sandbox sb, SandboxException e, EngineWarnings warnings) {
         if (e.code() == ErrorCode.UNAVAILABLE || sb.state() != SandboxState.RUNNING) {
-            throw e;
+            throw new AssertionError(e.getMessage() + "; the engine's warnings about " + sb.id() + ": "
+                    + warnings.about(sb.id().value(), Duration.ofSeconds(3)), e);
         }
     }
 
