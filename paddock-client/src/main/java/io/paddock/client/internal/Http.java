@@ -81,17 +81,16 @@ final class Http {
     Http(URI url, String token) {
         this.base = stripSlash(url.toString());
         this.authorization = "Bearer " + token;
-        this.client = HttpClient.newBuilder()
+        this.client = clientBuilder().build();
+        this.calls = clientBuilder().executor(Runnable::run).build();
+    }
+
+    /** What both JDK clients share: HTTP/1.1 to the daemon, a bounded connect, no redirects followed. */
+    private static HttpClient.Builder clientBuilder() {
+        return HttpClient.newBuilder()
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(CONNECT_TIMEOUT)
-                .followRedirects(HttpClient.Redirect.NEVER)
-                .build();
-        this.calls = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(CONNECT_TIMEOUT)
-                .followRedirects(HttpClient.Redirect.NEVER)
-                .executor(Runnable::run)
-                .build();
+                .followRedirects(HttpClient.Redirect.NEVER);
     }
 
     /** The daemon's base URL (it never holds credentials: {@link RemotePaddock} refuses user info). */

@@ -1,6 +1,7 @@
 package io.paddock.engine.internal;
 
 import io.paddock.ByteSize;
+import io.paddock.ErrorCode;
 import io.paddock.NetworkPolicy;
 import io.paddock.PoolConfig;
 import io.paddock.SandboxException;
@@ -299,7 +300,7 @@ final class WarmPool implements AutoCloseable {
                 admitting++;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                throw new SandboxException(io.paddock.ErrorCode.UNAVAILABLE,
+                throw new SandboxException(ErrorCode.UNAVAILABLE,
                         "interrupted while waiting for room under the engine's maximum of " + maxSandboxes + " sandboxes");
             } finally {
                 waiting--;
