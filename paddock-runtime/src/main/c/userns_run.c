@@ -43,35 +43,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define FAIL 125
-
-static void die(const char *what) {
-    fprintf(stderr, "paddock-userns-run: %s: %s\n", what, strerror(errno));
-    _exit(FAIL);
-}
-
-static unsigned long number(const char *s, const char *what) {
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno != 0 || *s == '\0' || *end != '\0') {
-        fprintf(stderr, "paddock-userns-run: bad %s: %s\n", what, s);
-        _exit(FAIL);
-    }
-    return v;
-}
-
-static void write_file(const char *path, const char *text) {
-    int fd = open(path, O_WRONLY | O_CLOEXEC);
-    if (fd < 0) {
-        die(path);
-    }
-    size_t n = strlen(text);
-    if (write(fd, text, n) != (ssize_t) n) {
-        die(path);
-    }
-    close(fd);
-}
+#define PROGRAM "paddock-userns-run"
+#include "launcher.h"
 
 /* The holder: the sandbox's range root, alone in a fresh user namespace until the sandbox joins it. */
 static void holder(uid_t uid, gid_t gid, pid_t parent, int ready) {

@@ -62,9 +62,11 @@ class ForkTest {
                 assertThat(source.state()).as("resumed after the checkpoint").isEqualTo(SandboxState.RUNNING);
                 Set<String> ids = new HashSet<>(List.of(source.id().value()));
                 Set<String> uidMaps = new HashSet<>(List.of(uidMapping(source)));
+                Set<Long> sentryUids = new HashSet<>(List.of(sentryUid(source)));
                 for (Sandbox f : forks) {
                     assertThat(ids.add(f.id().value())).isTrue();
                     assertThat(uidMaps.add(uidMapping(f))).as("a uid range of its own").isTrue();
+                    assertThat(sentryUids.add(sentryUid(f))).as("a Sentry uid of its own").isTrue();
                     assertThat(f.state()).isEqualTo(SandboxState.RUNNING);
                     assertThat(f.info().name()).isEmpty();
                     assertThat(f.info().labels()).containsEntry("k", "v");
@@ -77,8 +79,10 @@ class ForkTest {
                 assertThat(forks.get(1).exec("cat", "/tmp/v", "/workspace/w").stdoutText()).isEqualTo("source\nkept\n");
                 assertThat(source.exec("cat", "/tmp/v", "/workspace/w").stdoutText()).isEqualTo("source\nchanged\n");
                 // a fork is a sandbox like any other: it pauses, resumes, forks and dies alone
+                long before = sentryUid(forks.get(1));
                 forks.get(1).pause();
                 forks.get(1).resume();
+                assertThat(sentryUid(forks.get(1))).as("the resumed Sentry's uid").isEqualTo(before);
                 List<Sandbox> grandchildren = forks.get(1).fork(1);
                 assertThat(grandchildren.get(0).exec("cat", "/tmp/v").stdoutText()).isEqualTo("source\n");
                 grandchildren.get(0).destroy();
@@ -179,6 +183,14 @@ class ForkTest {
                 .resolve("config.json"));
         int at = config.indexOf("\"hostID\"");
         return config.substring(at, config.indexOf('}', at));
+    }
+
+    /** The host uid of the sandbox's Sentry: its own, never the 65534 runsc gives a Sentry it starts as the host's root. */
+    private static long sentryUid(Sandbox sb) {
+        RuncHostView host = new RuncHostView(LocalOptions.DEFAULT_STATE_DIR);
+        long uid = host.hostUid(host.initPid(sb.id())).orElseThrow();
+        assertThat(uid).as("host uid of the Sentry of %s", sb.id()).isNotIn(0L, 65534L);
+        return uid;
     }
 
     private static boolean cgroupExists(Sandbox sb) {

@@ -93,8 +93,18 @@ class RuncHostView implements HostView {
 
     @Override
     public OptionalLong hostUid(long pid) {
-        String uid = status(pid).get("Uid");
-        return uid == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(uid.trim().split("\\s+")[0]));
+        return firstId(pid, "Uid");
+    }
+
+    @Override
+    public OptionalLong hostGid(long pid) {
+        return firstId(pid, "Gid");
+    }
+
+    /** The real id of a {@code Uid:} or {@code Gid:} line of the process's status. */
+    private OptionalLong firstId(long pid, String field) {
+        String ids = status(pid).get(field);
+        return ids == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(ids.trim().split("\\s+")[0]));
     }
 
     @Override

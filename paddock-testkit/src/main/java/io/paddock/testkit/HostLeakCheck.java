@@ -162,8 +162,8 @@ public final class HostLeakCheck {
     }
 
     /**
-     * runsc processes (the Sentry {@code runsc-sandbox}, {@code runsc-gofer}, a {@code runsc} command)
-     * started with this state directory's runsc root, each named with the sandbox it serves so that the
+     * runsc processes (the Sentry {@code runsc-sandbox}, {@code runsc-gofer}, a {@code runsc} command, and
+     * {@code paddock-runsc-userns}, which runs runsc) started with this state directory's runsc root, each named with the sandbox it serves so that the
      * foreign filter applies. None may outlive destroy: the checklist's "no runsc-sandbox or gofer processes".
      */
     private List<String> runscProcesses() {

@@ -54,6 +54,9 @@ public interface HostView {
     /** The real host uid of a process; empty once it is gone. */
     OptionalLong hostUid(long pid);
 
+    /** The real host gid of a process; empty once it is gone. */
+    OptionalLong hostGid(long pid);
+
     /** Every process on the host whose real, effective, saved or filesystem uid is in the range. */
     Set<Long> processesWithUidIn(UidRange range);
 

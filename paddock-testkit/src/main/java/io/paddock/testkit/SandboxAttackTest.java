@@ -1232,8 +1232,9 @@ public abstract class SandboxAttackTest {
     /**
      * The sandbox's host processes run as nobody the host knows. runc: every one is a tenant or init task
      * with a host uid in the sandbox's own range (at least {@code tenantTasks} of them). runsc: the gofer
-     * has the range's root and the Sentry and its stubs run as the unprivileged {@code nobody} (65534) in
-     * their own user namespace; never host root.
+     * has the range's root and the Sentry and its stubs run as the Sentry's own host uid, outside the range and
+     * never 65534 (shared by every Sentry runsc starts as the host's root) in their own user namespace; never
+     * host root.
      */
     private void assertHostProcessesUnprivileged(SandboxId id, HostView.UidRange range, Set<Long> pids, int tenantTasks) {
         Set<Long> inRange = host().processesWithUidIn(range);
@@ -1248,10 +1249,13 @@ public abstract class SandboxAttackTest {
         }
         assertThat(pids.size()).as("the Sentry, the gofer and stubs").isGreaterThanOrEqualTo(2);
         assertThat(inRange).as("the gofer runs with the range's root").isNotEmpty();
+        long sentryUid = host().hostUid(host().initPid(id)).orElseThrow();
+        assertThat(sentryUid).as("host uid of the Sentry").isNotIn(0L, 65534L).matches(uid -> !range.contains(uid),
+                "outside the sandbox's range " + range);
         for (long pid : pids) {
             long uid = host().hostUid(pid).orElse(-1);
             if (uid >= 0) {
-                assertThat(uid == 65534 || range.contains(uid)).as("host uid %d of sandbox process %d", uid, pid).isTrue();
+                assertThat(uid == sentryUid || range.contains(uid)).as("host uid %d of sandbox process %d", uid, pid).isTrue();
             }
         }
     }
@@ -2153,10 +2157,12 @@ public abstract class SandboxAttackTest {
     /**
      * runsc: the tenant's uid 0 and 1000 exist only in the Sentry (its uid_map inside is the identity). On
      * the host, each sandbox's gofer runs as the root of the sandbox's own leased range (ranges never
-     * overlap), and the Sentry and its stubs run as nobody (65534) in their own user namespace, the same
-     * uid for every runsc sandbox: docs/SECURITY.md records what an escape from the Sentry lands as.
+     * overlap), and its Sentry and stubs as a host uid of that sandbox's own, in their own user namespace:
+     * neither 65534 (what runsc gives every Sentry it starts as the host's root), nor in any sandbox's range,
+     * nor another sandbox's Sentry's. The attack: a process with A's Sentry's credentials (what an escape from
+     * A's Sentry is, less gVisor's seccomp filter) may signal A's Sentry, and not B's.
      */
-    private void assertSentryAndGoferUnprivileged(Sandbox a, Sandbox b) {
+    private void assertSentryAndGoferUnprivileged(Sandbox a, Sandbox b) throws Exception {
         HostView.UidRange ra = host().uidRange(a.id());
         HostView.UidRange rb = host().uidRange(b.id());
         for (HostView.UidRange r : List.of(ra, rb)) {
@@ -2164,20 +2170,38 @@ public abstract class SandboxAttackTest {
             assertThat(r.size()).isLessThanOrEqualTo(65536);
         }
         assertThat(ra.overlaps(rb)).as("ranges %s and %s overlap", ra, rb).isFalse();
+        Map<SandboxId, Long> sentryUids = new LinkedHashMap<>();
         for (Sandbox sb : List.of(a, b)) {
             long sentry = host().initPid(sb.id());
-            assertThat(host().hostUid(sentry).orElseThrow()).as("host uid of the Sentry").isEqualTo(65534);
+            long uid = host().hostUid(sentry).orElseThrow();
+            assertThat(uid).as("host uid of the Sentry").isNotIn(0L, 65534L)
+                    .matches(u -> !ra.contains(u) && !rb.contains(u), "outside every sandbox's range");
+            assertThat(host().hostGid(sentry).orElseThrow()).as("host gid of the Sentry").isEqualTo(uid);
+            sentryUids.put(sb.id(), uid);
             assertThat(host().namespacesOf(sentry).get("user")).as("the Sentry's user namespace")
                     .isNotEqualTo(host().hostNamespaces().get("user"));
             for (long pid : host().processes(sb.id())) {
                 assertThat(host().hostUid(pid).orElse(65534)).as("host uid of %d", pid).isNotZero();
             }
         }
+        assertThat(sentryUids.get(a.id())).as("the two Sentries' host uids").isNotEqualTo(sentryUids.get(b.id()));
+        long uidA = sentryUids.get(a.id());
+        assertThat(signalAs(uidA, host().initPid(a.id()))).as("A's Sentry's uid signals A's Sentry").isZero();
+        assertThat(signalAs(uidA, host().initPid(b.id()))).as("A's Sentry's uid signals B's Sentry").isNotZero();
         assertThat(host().processesWithUidIn(ra)).as("A's range holds A's gofer only").isNotEmpty()
                 .isSubsetOf(host().processes(a.id()));
         List<String> inside = a.exec("cat", "/proc/self/uid_map").stdoutText().strip().lines().toList();
         assertThat(inside).as("uid_map inside the Sentry").hasSize(1);
         assertThat(a.exec("id", "-u").stdoutText().trim()).isEqualTo("1000");
+    }
+
+    /** The exit status of {@code kill -0 <pid>} run on the host as {@code uid} (and gid), with no groups or capabilities. */
+    private static int signalAs(long uid, long pid) throws Exception {
+        Process p = new ProcessBuilder("setpriv", "--reuid=" + uid, "--regid=" + uid, "--clear-groups",
+                "--inh-caps=-all", "--bounding-set=-all", "kill", "-0", Long.toString(pid)).redirectErrorStream(true).start();
+        p.getInputStream().readAllBytes();
+        assertThat(p.waitFor(10, TimeUnit.SECONDS)).as("setpriv ... kill -0 %d ended", pid).isTrue();
+        return p.exitValue();
     }
 
     private HostView.UidRange uidMapOf(Sandbox sb) {

@@ -777,6 +777,15 @@ public abstract class OciTier implements SandboxRuntime {
         }
     }
 
+    /** The first host id of the uid range leased to the sandbox of {@code bundle} (its {@code slot} file). */
+    protected long uidBase(Path bundle) {
+        Integer slot = readSlot(bundle);
+        if (slot == null) {
+            throw new SandboxException(ErrorCode.INTERNAL, "the bundle " + bundle + " records no uid range");
+        }
+        return host.uids().firstId(slot);
+    }
+
     private static Integer readSlot(Path bundle) {
         try {
             return Integer.parseInt(Files.readString(bundle.resolve("slot")).trim());

@@ -18,10 +18,15 @@ import java.util.concurrent.ThreadLocalRandom;
  * created exclusively and holding the sandbox id; slot {@code n} owns host ids
  * {@code base + n * 65536 … base + n * 65536 + 65535}. Files make leases visible to every engine on the
  * host and survive a crash, so the reconciler can release the leases of sandboxes that are gone.
+ *
+ * <p>The range after the last slot's holds one more id per slot: {@link #sentryId} of slot {@code n} is
+ * {@code base + slots * 65536 + n}, the host uid of that sandbox's gVisor Sentry, which runs outside the
+ * sandbox's range (runsc gives it an id of its own user namespace, see {@code src/main/c/runsc_userns.c}).
  */
 public final class UidLeases {
     public static final long DEFAULT_BASE = 0x4000_0000L;
-    public static final int DEFAULT_SLOTS = 16384;
+    /** With {@link #DEFAULT_BASE}: every range, and the Sentries' ids after them, below 2^31. */
+    public static final int DEFAULT_SLOTS = 16383;
     static final long RANGE = 65536;
 
     private final Path dir;
@@ -29,6 +34,9 @@ public final class UidLeases {
     private final int slots;
 
     public UidLeases(Path dir, long base, int slots) {
+        if (slots < 1 || slots > RANGE || base + (slots + 1) * RANGE > 0xFFFF_FFFFL) {
+            throw new IllegalArgumentException("uid leases: " + slots + " slots from " + base + " do not fit below (uid_t) -1");
+        }
         this.dir = dir;
         this.base = base;
         this.slots = slots;
@@ -36,6 +44,18 @@ public final class UidLeases {
 
     public long firstId(int slot) {
         return base + slot * RANGE;
+    }
+
+    /**
+     * The host uid (and gid) of the gVisor Sentry of the sandbox whose range starts at {@code firstId}: an id of
+     * its own, in no sandbox's range.
+     */
+    public long sentryId(long firstId) {
+        long slot = (firstId - base) / RANGE;
+        if (firstId < base || (firstId - base) % RANGE != 0 || slot >= slots) {
+            throw new IllegalArgumentException(firstId + " is not the first id of a slot of " + base + "+" + slots + "*" + RANGE);
+        }
+        return base + slots * RANGE + slot;
     }
 
     /** Takes a free slot for this sandbox. */

@@ -114,14 +114,30 @@ public final class Runsc {
     public static final String PANIC_LOG = "panic.log";
 
     /**
+     * The user namespace a sandbox's runsc runs in, so that its Sentry is a host uid of its own: {@code launcher}
+     * (paddock-runsc-userns, see {@code src/main/c/runsc_userns.c}) makes it, mapping root to root, 65534 (the
+     * uid runsc gives every Sentry) to {@code sentryId} and the sandbox's range {@code base}+{@code size} to
+     * itself, and runs runsc in it as root.
+     */
+    public record SentryUserns(Path launcher, long sentryId, long base, long size) {
+        List<String> prefix() {
+            return List.of(launcher.toString(), Long.toString(sentryId), Long.toString(base), Long.toString(size));
+        }
+    }
+
+    /**
      * {@code runsc run --detach}: starts the sandbox (Sentry, gofer) detached, the init's stdin and stdout
      * connected to the given FIFOs (runsc hands them to the Sentry as the container's stdio) and runsc's
-     * own stderr appended to {@code log}.
+     * own stderr appended to {@code log}. Without a network, runsc runs in {@code userns} (the Sentry then has
+     * its host uid); a networked sandbox's runsc runs as the host's root, since it must join the sandbox's
+     * network namespace, which the host's user namespace owns, and its Sentry is then uid 65534 (docs/SECURITY.md).
      */
-    public void runDetached(String id, Path bundle, Path stdinFifo, Path stdoutFifo, Path log, java.util.Optional<Path> netns) {
+    public void runDetached(String id, Path bundle, Path stdinFifo, Path stdoutFifo, Path log, java.util.Optional<Path> netns,
+                            SentryUserns userns) {
         if (netns.isEmpty()) {
-            check(HostProcess.runWithFiles(startArgv(false, bundle, "run", "--detach", "--bundle", bundle.toString(), id),
-                    stdinFifo, stdoutFifo, log, TIMEOUT), log);
+            List<String> run = new ArrayList<>(userns.prefix());
+            run.addAll(startArgv(false, bundle, "run", "--detach", "--bundle", bundle.toString(), id));
+            check(HostProcess.runWithFiles(run, stdinFifo, stdoutFifo, log, TIMEOUT), log);
             return;
         }
         // A networked sandbox is created, then started apart: runsc's start refuses to network a sandbox when
@@ -190,12 +206,13 @@ public final class Runsc {
      * host's init to reap a Sentry that is already gone.
      */
     public void restore(String id, Path bundle, Path imageDir, Path stdinFifo, Path stdoutFifo, Path log,
-            java.util.Optional<Path> netns) {
+            java.util.Optional<Path> netns, SentryUserns userns) {
         killRecorded(id);
         removeState(id);
         // A networked sandbox is restored where it was started: restore is create and start in one command, so
-        // it runs whole in the sandbox's network namespace (the control socket) under the start's mask.
-        List<String> command = netns.map(Runsc::procMaskedInNetns).orElseGet(ArrayList::new);
+        // it runs whole in the sandbox's network namespace (the control socket) under the start's mask, as the
+        // host's root; any other in its user namespace, as run (runDetached).
+        List<String> command = netns.map(Runsc::procMaskedInNetns).orElseGet(() -> new ArrayList<>(userns.prefix()));
         command.addAll(startArgv(netns.isPresent(), bundle, "restore", "--detach", "--bundle", bundle.toString(),
                 "--image-path", imageDir.toString(), id));
         int code = HostProcess.runWithFiles(command, stdinFifo, stdoutFifo, log, CHECKPOINT_TIMEOUT);

@@ -2,12 +2,15 @@ package io.paddock.runtime.internal.runsc;
 
 import io.paddock.SandboxId;
 import io.paddock.SandboxSpec;
+import io.paddock.internal.NativeResource;
 import io.paddock.runtime.internal.bundle.OciHost;
 import io.paddock.runtime.internal.bundle.OciTier;
+import io.paddock.runtime.internal.bundle.UidLeases;
 import io.paddock.runtime.internal.host.Runsc;
 import io.paddock.runtime.internal.image.GvisorCompat;
 import io.paddock.runtime.internal.image.HostImage;
 import io.paddock.runtime.internal.oci.BundlePlan;
+import io.paddock.runtime.internal.oci.OciSpecBuilder;
 import io.paddock.runtime.internal.oci.SeccompProfile;
 
 import java.nio.file.Path;
@@ -18,10 +21,12 @@ import java.nio.file.Path;
  * tier adds is a second kernel between tenant code and the host's; see docs/SECURITY.md for what that buys
  * and costs.
  *
- * <p>Host side, per sandbox: the Sentry ({@code runsc-sandbox}, host uid 65534 in its own user namespace,
- * seccomp-filtered by gVisor), the gofer ({@code runsc-gofer}, the sandbox's leased host uid range, since it
- * honours the spec's uid mapping) and, on the ptrace platform, one stub process per tenant address space;
- * all of them in the sandbox's cgroups. Destroy kills them by cgroup and removes runsc's state files for the
+ * <p>Host side, per sandbox: the Sentry ({@code runsc-sandbox}, in its own user namespace, seccomp-filtered by
+ * gVisor, as a host uid of the sandbox's own: {@link UidLeases#sentryId}, see {@link #LAUNCHER_RESOURCE}), the
+ * gofer ({@code runsc-gofer}, the sandbox's leased host uid range, since it honours the spec's uid mapping) and,
+ * on the ptrace platform, one stub process per tenant address space (the Sentry's uid); all of them in the
+ * sandbox's cgroups. A networked sandbox's Sentry is uid 65534, as every Sentry runsc starts as the host's root
+ * (docs/SECURITY.md). Destroy kills them by cgroup and removes runsc's state files for the
  * id, which is what {@code runsc delete --force} does, minus its wait for the host's init to reap the
  * Sentry's zombie.
  */
@@ -30,15 +35,23 @@ public final class RunscRuntime extends OciTier {
     /** The bundle's record of a paused sandbox's checkpoint: its SHA-256, written by the engine at pause. */
     static final String CHECKPOINT_DIGEST = "checkpoint.sha256";
 
+    /**
+     * The launcher that runs runsc in a user namespace of the sandbox's own, so that its Sentry is a host uid
+     * of the sandbox's own ({@code src/main/c/runsc_userns.c}).
+     */
+    public static final String LAUNCHER_RESOURCE = "/io/paddock/runtime/paddock-runsc-userns";
+
     private final Runsc runsc;
     private final HostImage image;
     private final Path compat;
+    private final Path launcher;
 
-    private RunscRuntime(OciHost host, Runsc runsc, HostImage image, Path compat) {
+    private RunscRuntime(OciHost host, Runsc runsc, HostImage image, Path compat, Path launcher) {
         super(host);
         this.runsc = runsc;
         this.image = image;
         this.compat = compat;
+        this.launcher = launcher;
     }
 
     /**
@@ -52,7 +65,9 @@ public final class RunscRuntime extends OciTier {
         Runsc runsc = new Runsc(binary, host.tierDir("runsc"));
         runsc.checkUsable();
         Path compat = GvisorCompat.extractTo(host.stateDir().resolve("bin"));
-        return new RunscRuntime(host, runsc, host.imageWithPreload(compat), compat);
+        Path launcher = NativeResource.load(RunscRuntime.class, LAUNCHER_RESOURCE)
+                .extractTo(host.stateDir().resolve("bin"), "paddock-runsc-userns-", "", "r-xr-xr-x");
+        return new RunscRuntime(host, runsc, host.imageWithPreload(compat), compat, launcher);
     }
 
     @Override
@@ -144,7 +159,13 @@ public final class RunscRuntime extends OciTier {
 
     @Override
     protected void launch(SandboxId id, Path bundle, BundlePlan plan, Path toInit, Path fromInit, Path log) {
-        runsc.runDetached(id.value(), bundle, toInit, fromInit, log, plan.netns().map(ns -> Path.of(ns.path())));
+        runsc.runDetached(id.value(), bundle, toInit, fromInit, log, plan.netns().map(ns -> Path.of(ns.path())),
+                sentryUserns(plan.uidBase()));
+    }
+
+    /** The user namespace runsc starts the sandbox whose range starts at {@code uidBase} in: its Sentry's uid is its own. */
+    private Runsc.SentryUserns sentryUserns(long uidBase) {
+        return new Runsc.SentryUserns(launcher, host.uids().sentryId(uidBase), uidBase, OciSpecBuilder.ID_RANGE);
     }
 
     /**
@@ -187,7 +208,7 @@ public final class RunscRuntime extends OciTier {
         Path digestFile = bundle.resolve(CHECKPOINT_DIGEST);
         try {
             verifyCheckpoint(id, dir, digestFile);
-            runsc.restore(id.value(), bundle, dir, toInit, fromInit, log, netnsOf(bundle));
+            runsc.restore(id.value(), bundle, dir, toInit, fromInit, log, netnsOf(bundle), sentryUserns(uidBase(bundle)));
             deleteTree(dir);
             java.nio.file.Files.deleteIfExists(digestFile);
         } catch (java.io.IOException e) {
@@ -241,7 +262,7 @@ public final class RunscRuntime extends OciTier {
     protected void restoreForkInRuntime(SandboxId source, SandboxId id, Path bundle, Path toInit, Path fromInit, Path log) {
         Path dir = checkpointDir(source);
         verifyCheckpoint(source, dir, bundle(source).resolve(CHECKPOINT_DIGEST));
-        runsc.restore(id.value(), bundle, dir, toInit, fromInit, log, java.util.Optional.empty());
+        runsc.restore(id.value(), bundle, dir, toInit, fromInit, log, java.util.Optional.empty(), sentryUserns(uidBase(bundle)));
     }
 
     /** The network namespace a networked sandbox's spec names (made by the network layer), from its config.json. */

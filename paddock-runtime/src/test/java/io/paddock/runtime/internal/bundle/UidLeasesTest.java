@@ -50,6 +50,24 @@ class UidLeasesTest {
     }
 
     @Test
+    void eachSlotsSentryHasAnIdOfItsOwnOutsideEveryRange() {
+        UidLeases leases = new UidLeases(dir, UidLeases.DEFAULT_BASE, UidLeases.DEFAULT_SLOTS);
+        long firstRange = leases.firstId(0);
+        long pastLastRange = leases.firstId(UidLeases.DEFAULT_SLOTS - 1) + UidLeases.RANGE;
+        Set<Long> sentries = new HashSet<>();
+        for (int slot : new int[] {0, 1, 7, UidLeases.DEFAULT_SLOTS - 1}) {
+            long sentry = leases.sentryId(leases.firstId(slot));
+            assertThat(sentries.add(sentry)).as("slot %d's Sentry id %d taken twice", slot, sentry).isTrue();
+            assertThat(sentry).as("slot %d's Sentry id", slot).isGreaterThanOrEqualTo(pastLastRange)
+                    .isNotEqualTo(65534L).isLessThan(1L << 31);
+            assertThat(sentry).isGreaterThan(firstRange);
+        }
+        assertThatThrownBy(() -> leases.sentryId(leases.firstId(3) + 1)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> leases.sentryId(pastLastRange)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new UidLeases(dir, 0xFFFF_0000L, 2)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void aFullRangeSaysSoAndAReleasedSlotIsLeasedAgain() {
         UidLeases leases = new UidLeases(dir, UidLeases.DEFAULT_BASE, 3);
         SandboxId a = id();
