@@ -55,7 +55,22 @@ public final class UidLeases {
         if (firstId < base || (firstId - base) % RANGE != 0 || slot >= slots) {
             throw new IllegalArgumentException(firstId + " is not the first id of a slot of " + base + "+" + slots + "*" + RANGE);
         }
+        // An engine from before the Sentries had ids of their own leased this range to a sandbox as one more slot.
+        Path legacy = dir.resolve(Integer.toString(slots));
+        if (Files.exists(legacy)) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "the host ids of gVisor Sentries ("
+                    + (base + slots * RANGE) + "+" + slots + ") are leased to sandbox " + readQuietly(legacy)
+                    + " by an older Paddock; destroy that sandbox to start gVisor sandboxes on this host");
+        }
         return base + slots * RANGE + slot;
+    }
+
+    private static String readQuietly(Path file) {
+        try {
+            return Files.readString(file, StandardCharsets.UTF_8).trim();
+        } catch (IOException e) {
+            return "(unreadable: " + e.getMessage() + ")";
+        }
     }
 
     /** Takes a free slot for this sandbox. */

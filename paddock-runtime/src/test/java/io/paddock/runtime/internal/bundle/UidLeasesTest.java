@@ -67,6 +67,20 @@ class UidLeasesTest {
         assertThatThrownBy(() -> new UidLeases(dir, 0xFFFF_0000L, 2)).isInstanceOf(IllegalArgumentException.class);
     }
 
+    /** An older engine leased one more slot, whose range now holds the Sentries' ids: refused while it lasts. */
+    @Test
+    void aRangeAnOlderEngineLeasedOverTheSentriesIdsIsRefusedNamingItsSandbox() throws Exception {
+        UidLeases leases = new UidLeases(dir, UidLeases.DEFAULT_BASE, 3);
+        SandboxId old = id();
+        Files.writeString(dir.resolve("3"), old.value());
+        assertThatThrownBy(() -> leases.sentryId(leases.firstId(0))).isInstanceOfSatisfying(SandboxException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.FAILED_PRECONDITION);
+            assertThat(e.getMessage()).contains(old.value()).contains("older Paddock");
+        });
+        Files.delete(dir.resolve("3"));
+        assertThat(leases.sentryId(leases.firstId(0))).isEqualTo(leases.firstId(2) + UidLeases.RANGE);
+    }
+
     @Test
     void aFullRangeSaysSoAndAReleasedSlotIsLeasedAgain() {
         UidLeases leases = new UidLeases(dir, UidLeases.DEFAULT_BASE, 3);
