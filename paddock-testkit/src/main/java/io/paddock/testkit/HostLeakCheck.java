@@ -163,8 +163,8 @@ public final class HostLeakCheck {
 
     /**
      * runsc processes (the Sentry {@code runsc-sandbox}, {@code runsc-gofer}, a {@code runsc} command, and
-     * {@code paddock-runsc-userns}, which runs runsc) started with this state directory's runsc root, each named with the sandbox it serves so that the
-     * foreign filter applies. None may outlive destroy: the checklist's "no runsc-sandbox or gofer processes".
+     * {@code paddock-runsc-userns}, which runs runsc) started with this state directory's runsc root, each named
+     * with the sandbox it serves so that the foreign filter applies. None may outlive destroy: the checklist's "no runsc-sandbox or gofer processes".
      */
     private List<String> runscProcesses() {
         return processes("runsc-process", "runsc",
