@@ -3,6 +3,7 @@
  * host uid of that sandbox alone.
  *
  *   paddock-runsc-userns <sentry> <base> <count> <runsc> [runsc args...]
+ *   paddock-runsc-userns -j <runsc> [runsc args...]
  *
  * runsc (as uid 0, without --network=host) starts each Sentry in a new user namespace mapping 65534 to 65534 of
  * its own namespace, and as that uid: on the host, every Sentry would be uid 65534, and one that escaped gVisor
@@ -21,13 +22,25 @@
  * A child unshares the namespace and waits; this process, root of the host's, writes its maps, then lets the
  * child exec runsc, and returns runsc's exit status; 125 when this program failed (the reason is on stderr,
  * runsc's log). The runsc dies with this process (the engine kills it on a timeout).
+ *
+ * With -j, runsc runs in the user namespace that owns this process's network namespace instead, as its root: a
+ * networked sandbox's runsc must join that network namespace for the Sentry, which takes CAP_SYS_ADMIN in the
+ * namespace that owns it, so the network layer made it inside a namespace this program made (above) for the
+ * sandbox. When the host's user namespace owns it (a namespace made before that), runsc runs as the host's root.
  */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+
+/* linux/nsfs.h, which musl's headers lack: the user namespace that owns a namespace. */
+#ifndef NS_GET_USERNS
+#define NS_GET_USERNS _IO(0xb7, 0x1)
+#endif
 
 #define PROGRAM "paddock-runsc-userns"
 #include "launcher.h"
@@ -41,9 +54,37 @@ static void write_map(pid_t child, const char *kind, unsigned long sentry, unsig
     write_file(path, map);
 }
 
+/* -j: joins the user namespace that owns this process's network namespace, unless it is this process's own. */
+static void join_network_owner(void) {
+    int net = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (net < 0) {
+        die("/proc/self/ns/net");
+    }
+    int owner = ioctl(net, NS_GET_USERNS);
+    if (owner < 0) {
+        die("NS_GET_USERNS");
+    }
+    struct stat theirs;
+    struct stat mine;
+    if (fstat(owner, &theirs) != 0 || stat("/proc/self/ns/user", &mine) != 0) {
+        die("stat of a user namespace");
+    }
+    if ((theirs.st_dev != mine.st_dev || theirs.st_ino != mine.st_ino) && setns(owner, CLONE_NEWUSER) != 0) {
+        die("setns(CLONE_NEWUSER) into the network namespace's owner");
+    }
+    close(owner);
+    close(net);
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 3 && strcmp(argv[1], "-j") == 0) {
+        join_network_owner();
+        execv(argv[2], argv + 2);
+        die(argv[2]);
+    }
     if (argc < 5) {
-        fprintf(stderr, "usage: " PROGRAM " <sentry> <base> <count> <runsc> [runsc args...]\n");
+        fprintf(stderr, "usage: " PROGRAM " <sentry> <base> <count> <runsc> [runsc args...]\n"
+                "       " PROGRAM " -j <runsc> [runsc args...]\n");
         return FAIL;
     }
     unsigned long sentry = number(argv[1], "sentry id");

@@ -217,17 +217,23 @@ public final class SandboxNetworks implements AutoCloseable {
     }
 
     /**
-     * Makes the network of a new sandbox as far as {@link Pending}: the namespace and the veth. On failure
-     * nothing it made is left.
+     * Makes the network of a new sandbox as far as {@link Pending}: the namespace (owned by the user namespace
+     * {@code owner} when given, a namespace file; else by the host's) and the veth. On failure nothing it made is
+     * left.
      */
-    public Pending prepare(SandboxId id, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets) {
+    public Pending prepare(SandboxId id, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets, Optional<Path> owner) {
         checkUpstream(policy);
         Ports port = ready(!secrets.isEmpty());
         int slot = slots.acquire(id);
         String ns = NETNS_PREFIX + id.value();
         String iface = NftPlan.IFACE_PREFIX + slot;
         try {
-            host.ip(null, List.of("netns add " + ns, "link add " + iface + " type veth peer name eth0 netns " + ns));
+            String veth = "link add " + iface + " type veth peer name eth0 netns " + ns;
+            if (owner.isPresent()) {
+                host.ipInNetnsOwnedBy(owner.get(), ns, List.of(veth));
+            } else {
+                host.ip(null, List.of("netns add " + ns, veth));
+            }
         } catch (RuntimeException e) {
             try {
                 removeLinks(id, slot);

@@ -9,7 +9,8 @@ import java.util.Objects;
  * does not know what policy it carries.
  *
  * @param path       the namespace's file (for example {@code /run/netns/paddock-…}), owned by the host's user
- *                   namespace, so that nothing inside the sandbox can reconfigure it
+ *                   namespace or by the one the tier named ({@link NetworkMaker}), in which no process of the
+ *                   sandbox runs, so that nothing inside the sandbox can reconfigure it
  * @param resolvConf the sandbox's resolver configuration
  * @param trustedCa  a CA certificate (PEM) the sandbox must trust besides its image's own: added to its
  *                   {@code /etc/ssl/certs/ca-certificates.crt} when its root has one (the egress proxy's)

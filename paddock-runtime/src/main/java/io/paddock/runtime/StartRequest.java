@@ -15,11 +15,12 @@ import java.util.Optional;
  * @param owner    an opaque token naming the engine that owns the sandbox, stored with it for the reconciler
  * @param preamble bytes written to the init's input before it starts (the protocol's HELLO)
  * @param image    the layers of the sandbox's image; empty for the {@code host} image
- * @param network  the network namespace to run in; empty for one of the sandbox's own with only loopback
+ * @param network  what makes the network namespace to run in, called once during the start; empty for one of the
+ *                 sandbox's own with only loopback
  * @param mounts   directories the sandbox gets besides its root (codebases, volumes), mounted in this order
  */
 public record StartRequest(SandboxId id, SandboxSpec spec, String owner, byte[] preamble, Optional<ImageRootfs> image,
-                           Optional<NetworkNamespace> network, List<SandboxMount> mounts) {
+                           Optional<NetworkMaker> network, List<SandboxMount> mounts) {
     public StartRequest {
         mounts = List.copyOf(mounts);
         Objects.requireNonNull(id, "id");
@@ -40,15 +41,9 @@ public record StartRequest(SandboxId id, SandboxSpec spec, String owner, byte[] 
         this(id, spec, owner, preamble, image, Optional.empty(), List.of());
     }
 
-    /** A sandbox of an image (or the host image, when empty), in a network namespace (or none). */
-    public StartRequest(SandboxId id, SandboxSpec spec, String owner, byte[] preamble, Optional<ImageRootfs> image,
-                        Optional<NetworkNamespace> network) {
-        this(id, spec, owner, preamble, image, network, List.of());
-    }
-
-    /** The same request in network namespace {@code ns}. */
-    public StartRequest inNetwork(NetworkNamespace ns) {
-        return new StartRequest(id, spec, owner, preamble, image, Optional.of(ns), mounts);
+    /** The same request in the network namespace {@code maker} makes. */
+    public StartRequest inNetwork(NetworkMaker maker) {
+        return new StartRequest(id, spec, owner, preamble, image, Optional.of(maker), mounts);
     }
 
     @Override

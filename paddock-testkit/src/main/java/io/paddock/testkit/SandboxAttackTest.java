@@ -2131,6 +2131,10 @@ public abstract class SandboxAttackTest {
         try (Sandbox a = create(); Sandbox b = create()) {
             if (!tier().hostSeesTenantProcesses()) {
                 assertSentryAndGoferUnprivileged(a, b);
+                // With a network too: its runsc must join a network namespace, made for it in its user namespace.
+                try (Sandbox c = paddock().create(small().network(io.paddock.NetworkPolicy.allow("198.18.35.2/32")).build())) {
+                    assertSentryAndGoferUnprivileged(c, a);
+                }
                 return;
             }
             HostView.UidRange ra = uidMapOf(a);

@@ -1,9 +1,10 @@
 package io.paddock.engine.internal;
 
+import io.paddock.ErrorCode;
+import io.paddock.SandboxException;
 import io.paddock.SandboxId;
 import io.paddock.SandboxSpec;
 import io.paddock.network.SandboxNetworks;
-import io.paddock.runtime.NetworkNamespace;
 import io.paddock.runtime.RuntimeRecord;
 import io.paddock.runtime.RuntimeSandbox;
 import io.paddock.runtime.SandboxRuntime;
@@ -17,6 +18,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A tier whose sandboxes get their network from {@link SandboxNetworks}: a spec with a network is started in
@@ -46,8 +48,9 @@ final class NetworkedRuntime implements SandboxRuntime {
     }
 
     /**
-     * The namespace and veth first; the rest of the network (addresses, rules, the resolver) is configured while
-     * the tier starts the sandbox, and the sandbox is returned only once both are done.
+     * The namespace and veth when the tier asks for them (in the user namespace it names), early in its start; the
+     * rest of the network (addresses, rules, the resolver) is configured while the tier goes on, and the sandbox is
+     * returned only once both are done.
      */
     @Override
     public RuntimeSandbox start(StartRequest request) {
@@ -55,17 +58,26 @@ final class NetworkedRuntime implements SandboxRuntime {
         if (!spec.hasNetwork() || request.network().isPresent()) {
             return tier.start(request);
         }
-        SandboxNetworks.Pending pending = networks.prepare(request.id(), spec.network(), spec.egressSecrets());
-        CompletableFuture<Void> rest = CompletableFuture.runAsync(pending::finish, FINISHERS);
+        AtomicReference<CompletableFuture<Void>> rest = new AtomicReference<>();
         RuntimeSandbox started = null;
         try {
-            started = tier.start(request.inNetwork(pending.namespace()));
-            rest.join();
+            started = tier.start(request.inNetwork(owner -> {
+                SandboxNetworks.Pending pending = networks.prepare(request.id(), spec.network(), spec.egressSecrets(), owner);
+                rest.set(CompletableFuture.runAsync(pending::finish, FINISHERS));
+                return pending.namespace();
+            }));
+            if (rest.get() == null) {
+                throw new SandboxException(ErrorCode.INTERNAL, "the " + tier.name() + " tier started sandbox "
+                        + request.id() + " without making its network");
+            }
+            rest.get().join();
             return started;
         } catch (RuntimeException e) {
             RuntimeException cause = e instanceof CompletionException && e.getCause() instanceof RuntimeException r ? r : e;
             try {
-                rest.exceptionally(t -> null).join(); // nothing may still be configuring what is removed next
+                if (rest.get() != null) {
+                    rest.get().exceptionally(t -> null).join(); // nothing may still be configuring what is removed next
+                }
                 if (started != null) {
                     started.closeChannel();
                     tier.destroy(request.id());

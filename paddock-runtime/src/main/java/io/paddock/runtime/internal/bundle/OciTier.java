@@ -7,6 +7,8 @@ import io.paddock.SandboxException;
 import io.paddock.SandboxId;
 import io.paddock.SandboxSpec;
 import io.paddock.runtime.ImageRootfs;
+import io.paddock.runtime.NetworkMaker;
+import io.paddock.runtime.NetworkNamespace;
 import io.paddock.runtime.SandboxMount;
 import io.paddock.runtime.RuntimeRecord;
 import io.paddock.runtime.RuntimeSandbox;
@@ -131,6 +133,29 @@ public abstract class OciTier implements SandboxRuntime {
     }
 
     /**
+     * The user namespace a sandbox's network namespace is made in, held while it is made ({@link NetworkMaker}).
+     */
+    protected interface NetworkOwner extends AutoCloseable {
+        /** The host's: the network layer makes the namespace as the host's root. */
+        NetworkOwner HOST = () -> Optional.empty();
+
+        /** The user namespace's file; empty for the host's. */
+        Optional<Path> userns();
+
+        @Override
+        default void close() {
+        }
+    }
+
+    /**
+     * Who must own the network namespace of the sandbox whose uid range starts at {@code uidBase}: the host's
+     * user namespace unless the tier says otherwise.
+     */
+    protected NetworkOwner networkOwner(long uidBase) {
+        return NetworkOwner.HOST;
+    }
+
+    /**
      * Whether the sandbox joins a user namespace made for it beforehand (at {@link #USERNS_LINK} in its bundle;
      * see {@link BundlePlan#userns()}), rather than one its runtime creates. False unless the tier says otherwise.
      */
@@ -157,6 +182,14 @@ public abstract class OciTier implements SandboxRuntime {
         try (Cgroups.Warm warm = host.cgroups().attachLockWarm()) {
             int slot = createBundle(id, request.owner(), undo);
             BundlePlan plan = plan(request, host.uids().firstId(slot), bundle);
+            // Made first, so that the network layer configures the rest of it while the root is made and the runtime
+            // starts (the caller removes it on failure).
+            Optional<NetworkNamespace> network = Optional.empty();
+            if (request.network().isPresent()) {
+                try (NetworkOwner owner = networkOwner(plan.uidBase())) {
+                    network = Optional.of(request.network().get().make(owner.userns()));
+                }
+            }
             if (request.image().isPresent()) {
                 plan = mountImageRoot(id, request, plan, undo);
             } else {
@@ -165,25 +198,25 @@ public abstract class OciTier implements SandboxRuntime {
             if (!request.mounts().isEmpty()) {
                 plan = mountExtras(id, request, plan, undo);
             }
-            if (request.network().isPresent()) {
+            if (network.isPresent()) {
                 Path resolv = host.resolvDir().resolve(id.value());
                 undo.push(() -> deleteQuietly(resolv));
-                Files.writeString(resolv, request.network().get().resolvConf(), StandardCharsets.UTF_8);
+                Files.writeString(resolv, network.get().resolvConf(), StandardCharsets.UTF_8);
                 Files.setPosixFilePermissions(resolv, PosixFilePermissions.fromString("rw-r--r--"));
                 Path sysfs = Files.createDirectory(bundle.resolve(SYSFS_DIR));
                 String caBundle = null;
-                if (request.network().get().trustedCa().isPresent()) {
+                if (network.get().trustedCa().isPresent()) {
                     Optional<String> own = readRootFile(Path.of(plan.rootfs()), OciSpecBuilder.CA_BUNDLE);
                     if (own.isPresent()) {
                         Path ca = host.resolvDir().resolve(id.value() + ".ca");
                         undo.push(() -> deleteQuietly(ca));
                         Files.writeString(ca, own.get() + (own.get().endsWith("\n") ? "" : "\n")
-                                + request.network().get().trustedCa().get(), StandardCharsets.UTF_8);
+                                + network.get().trustedCa().get(), StandardCharsets.UTF_8);
                         Files.setPosixFilePermissions(ca, PosixFilePermissions.fromString("rw-r--r--"));
                         caBundle = ca.toString();
                     }
                 }
-                plan = plan.inNetns(new BundlePlan.Netns(request.network().get().path().toString(), resolv.toString(),
+                plan = plan.inNetns(new BundlePlan.Netns(network.get().path().toString(), resolv.toString(),
                         sysfs.toString(), caBundle));
             }
             OciSpec spec = runtimeSpec(OciSpecBuilder.build(plan).withAnnotations(annotations(plan)));

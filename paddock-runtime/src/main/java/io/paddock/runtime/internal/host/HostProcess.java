@@ -116,6 +116,41 @@ public final class HostProcess {
         }
     }
 
+    /**
+     * A host process that runs until closed, for what it holds (a namespace): started, its first line of output
+     * read (stdout and stderr together), and ended by closing its stdin, which it must wait on.
+     */
+    record Held(Process process, String firstLine) implements AutoCloseable {
+        @Override
+        public void close() {
+            try {
+                process.getOutputStream().close();
+                if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                    process.destroyForcibly();
+                }
+            } catch (IOException e) {
+                process.destroyForcibly();
+            } catch (InterruptedException e) {
+                process.destroyForcibly();
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Starts argv as a {@link Held} process and reads its first line (empty text if it ended before one). */
+    static Held hold(List<String> argv) {
+        Process p = start(builder(argv).redirectErrorStream(true), argv);
+        try {
+            java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
+                    StandardCharsets.UTF_8));
+            String line = out.readLine();
+            return new Held(p, line == null ? "" : line.strip());
+        } catch (IOException | RuntimeException e) {
+            p.destroyForcibly();
+            throw new SandboxException(ErrorCode.INTERNAL, "cannot read from " + argv.get(0) + ": " + e, e);
+        }
+    }
+
     /** argv with the cleared environment ({@link #BASE_ENV}) and {@code /} as its directory; not started. */
     static ProcessBuilder builder(List<String> argv) {
         ProcessBuilder pb = new ProcessBuilder(List.copyOf(argv));

@@ -54,6 +54,29 @@ public final class NetHost {
         }
     }
 
+    /**
+     * As {@link #ip} of {@code netns add <name>} followed by {@code commands}, but the namespace is owned by the
+     * user namespace {@code userns} (a namespace file) instead of the host's: a process enters {@code userns},
+     * unshares a network namespace and waits while {@code ip netns attach} pins it under {@code /run/netns}, then
+     * ends. The host's root keeps every power over it (its owner is a descendant of the host's user namespace).
+     */
+    public void ipInNetnsOwnedBy(Path userns, String name, List<String> commands) {
+        Path nsenter = HostProcess.locate("nsenter", "PADDOCK_NSENTER",
+                "nsenter (util-linux) is not installed; networked gVisor sandboxes need it: sudo apt-get install -y util-linux");
+        Path unshare = HostProcess.locate("unshare", "PADDOCK_UNSHARE",
+                "unshare (util-linux) is not installed; networked gVisor sandboxes need it: sudo apt-get install -y util-linux");
+        try (HostProcess.Held held = HostProcess.hold(List.of(nsenter.toString(), "--user=" + userns, unshare.toString(),
+                "--net", "/bin/sh", "-c", "echo ready; exec cat"))) {
+            if (!held.firstLine().equals("ready")) {
+                throw new SandboxException(ErrorCode.INTERNAL, "cannot make network namespace " + name + " in " + userns
+                        + ": " + held.firstLine());
+            }
+            List<String> batch = new java.util.ArrayList<>(List.of("netns attach " + name + " " + held.process().pid()));
+            batch.addAll(commands);
+            ip(null, batch);
+        }
+    }
+
     /** Runs {@code ip} once with {@code args}, returning its result whatever its exit code. */
     public HostProcess.Result ipQuery(List<String> args) {
         List<String> argv = new java.util.ArrayList<>(List.of(ip.toString()));

@@ -123,14 +123,58 @@ public final class Runsc {
         List<String> prefix() {
             return List.of(launcher.toString(), Long.toString(sentryId), Long.toString(base), Long.toString(size));
         }
+
+        /** The prefix that runs runsc as root of the user namespace that owns the network namespace it runs in. */
+        List<String> joiningNetworkOwner() {
+            return List.of(launcher.toString(), "-j");
+        }
+    }
+
+    /** A process in a sandbox's {@link SentryUserns} until closed: the namespace's file is {@link #userns()}. */
+    public static final class HeldUserns implements AutoCloseable {
+        private final HostProcess.Held held;
+        private final Path userns;
+
+        private HeldUserns(HostProcess.Held held, Path userns) {
+            this.held = held;
+            this.userns = userns;
+        }
+
+        public Path userns() {
+            return userns;
+        }
+
+        @Override
+        public void close() {
+            held.close();
+        }
+    }
+
+    /**
+     * Makes the user namespace a networked sandbox's runsc will run in and holds it open, so that its network
+     * namespace can be made inside it (a network namespace pins the user namespace that owns it from then on; see
+     * {@link #runDetached}).
+     */
+    public HeldUserns holdUserns(SentryUserns userns) {
+        List<String> argv = new ArrayList<>(userns.prefix());
+        argv.addAll(List.of("/bin/sh", "-c", "echo $$; exec cat"));
+        HostProcess.Held held = HostProcess.hold(argv);
+        if (!held.firstLine().matches("[1-9][0-9]*")) {
+            held.close();
+            throw new SandboxException(ErrorCode.INTERNAL, "cannot make the sandbox's user namespace: "
+                    + held.firstLine());
+        }
+        return new HeldUserns(held, Path.of("/proc", held.firstLine(), "ns", "user"));
     }
 
     /**
      * {@code runsc run --detach}: starts the sandbox (Sentry, gofer) detached, the init's stdin and stdout
      * connected to the given FIFOs (runsc hands them to the Sentry as the container's stdio) and runsc's
      * own stderr appended to {@code log}. Without a network, runsc runs in {@code userns} (the Sentry then has
-     * its host uid); a networked sandbox's runsc runs as the host's root, since it must join the sandbox's
-     * network namespace, which the host's user namespace owns, and its Sentry is then uid 65534 (docs/SECURITY.md).
+     * its host uid). A networked sandbox's runsc must join the sandbox's network namespace, which takes
+     * CAP_SYS_ADMIN in the user namespace that owns it: that namespace was made inside one like {@code userns}
+     * ({@link #holdUserns}), and runsc runs as its root; in one the host's user namespace owns (made before this
+     * was so), runsc runs as the host's root and the Sentry is uid 65534.
      */
     public void runDetached(String id, Path bundle, Path stdinFifo, Path stdoutFifo, Path log, java.util.Optional<Path> netns,
                             SentryUserns userns) {
@@ -149,6 +193,7 @@ public final class Runsc {
         // Both in the sandbox's network namespace: create binds the sandbox's control socket, an abstract
         // socket, which only processes of that namespace reach (runsc start among them).
         List<String> create = new ArrayList<>(List.of(nsenter().toString(), "--net=" + netns.get()));
+        create.addAll(userns.joiningNetworkOwner());
         create.addAll(startArgv(true, bundle, "create", "--bundle", bundle.toString(), id));
         check(HostProcess.runWithFiles(create, stdinFifo, stdoutFifo, log, TIMEOUT), log);
         List<String> start = maskedInNetns(netns.get());
@@ -210,9 +255,13 @@ public final class Runsc {
         killRecorded(id);
         removeState(id);
         // A networked sandbox is restored where it was started: restore is create and start in one command, so
-        // it runs whole in the sandbox's network namespace (the control socket) under the start's mask, as the
-        // host's root; any other in its user namespace, as run (runDetached).
-        List<String> command = netns.map(Runsc::procMaskedInNetns).orElseGet(() -> new ArrayList<>(userns.prefix()));
+        // it runs whole in the sandbox's network namespace (the control socket) under the start's mask, as root of
+        // the user namespace that owns it; any other in its own user namespace, as run (runDetached).
+        List<String> command = netns.map(ns -> {
+            List<String> masked = procMaskedInNetns(ns);
+            masked.addAll(userns.joiningNetworkOwner());
+            return masked;
+        }).orElseGet(() -> new ArrayList<>(userns.prefix()));
         command.addAll(startArgv(netns.isPresent(), bundle, "restore", "--detach", "--bundle", bundle.toString(),
                 "--image-path", imageDir.toString(), id));
         int code = HostProcess.runWithFiles(command, stdinFifo, stdoutFifo, log, CHECKPOINT_TIMEOUT);

@@ -25,8 +25,7 @@ import java.nio.file.Path;
  * gVisor, as a host uid of the sandbox's own: {@link UidLeases#sentryId}, see {@link #LAUNCHER_RESOURCE}), the
  * gofer ({@code runsc-gofer}, the sandbox's leased host uid range, since it honours the spec's uid mapping) and,
  * on the ptrace platform, one stub process per tenant address space (the Sentry's uid); all of them in the
- * sandbox's cgroups. A networked sandbox's Sentry is uid 65534, as every Sentry runsc starts as the host's root
- * (docs/SECURITY.md). Destroy kills them by cgroup and removes runsc's state files for the
+ * sandbox's cgroups, with or without a network ({@link #networkOwner}). Destroy kills them by cgroup and removes runsc's state files for the
  * id, which is what {@code runsc delete --force} does, minus its wait for the host's init to reap the
  * Sentry's zombie.
  */
@@ -161,6 +160,27 @@ public final class RunscRuntime extends OciTier {
     protected void launch(SandboxId id, Path bundle, BundlePlan plan, Path toInit, Path fromInit, Path log) {
         runsc.runDetached(id.value(), bundle, toInit, fromInit, log, plan.netns().map(ns -> Path.of(ns.path())),
                 sentryUserns(plan.uidBase()));
+    }
+
+    /**
+     * A networked sandbox's network namespace is made in the user namespace its runsc will run in (held open while
+     * it is made; the network namespace keeps it from then on), so that runsc, as root there, may join it and its
+     * Sentry still gets the sandbox's own uid.
+     */
+    @Override
+    protected NetworkOwner networkOwner(long uidBase) {
+        Runsc.HeldUserns held = runsc.holdUserns(sentryUserns(uidBase));
+        return new NetworkOwner() {
+            @Override
+            public java.util.Optional<Path> userns() {
+                return java.util.Optional.of(held.userns());
+            }
+
+            @Override
+            public void close() {
+                held.close();
+            }
+        };
     }
 
     /** The user namespace runsc starts the sandbox whose range starts at {@code uidBase} in: its Sentry's uid is its own. */
