@@ -137,17 +137,37 @@ public final class HostProcess {
         }
     }
 
-    /** Starts argv as a {@link Held} process and reads its first line (empty text if it ended before one). */
-    static Held hold(List<String> argv) {
+    /** Ends {@link #hold}'s processes that print nothing in time. */
+    private static final java.util.concurrent.ScheduledExecutorService WATCHDOG =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "paddock-host-watchdog");
+                t.setDaemon(true);
+                return t;
+            });
+    /** How long {@link #hold} waits for a helper's first line: it prints it at once, unless the host is stuck. */
+    static final Duration HOLD_TIMEOUT = Duration.ofSeconds(30);
+
+    /**
+     * Starts argv as a {@link Held} process and reads its first line: UNAVAILABLE if none came within
+     * {@code timeout} (the process is killed), empty text if it ended before one.
+     */
+    static Held hold(List<String> argv, Duration timeout) {
         Process p = start(builder(argv).redirectErrorStream(true), argv);
+        java.util.concurrent.ScheduledFuture<Boolean> watchdog = WATCHDOG.schedule(() -> p.destroyForcibly().isAlive(),
+                timeout.toMillis(), TimeUnit.MILLISECONDS);
         try {
             java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
                     StandardCharsets.UTF_8));
             String line = out.readLine();
+            if (!watchdog.cancel(false)) {
+                throw new SandboxException(ErrorCode.UNAVAILABLE, argv.get(0) + " printed nothing within " + timeout);
+            }
             return new Held(p, line == null ? "" : line.strip());
         } catch (IOException | RuntimeException e) {
+            watchdog.cancel(false);
             p.destroyForcibly();
-            throw new SandboxException(ErrorCode.INTERNAL, "cannot read from " + argv.get(0) + ": " + e, e);
+            throw e instanceof SandboxException se ? se
+                    : new SandboxException(ErrorCode.INTERNAL, "cannot read from " + argv.get(0) + ": " + e, e);
         }
     }
 

@@ -66,7 +66,7 @@ public final class NetHost {
         Path unshare = HostProcess.locate("unshare", "PADDOCK_UNSHARE",
                 "unshare (util-linux) is not installed; networked gVisor sandboxes need it: sudo apt-get install -y util-linux");
         try (HostProcess.Held held = HostProcess.hold(List.of(nsenter.toString(), "--user=" + userns, unshare.toString(),
-                "--net", "/bin/sh", "-c", "echo ready; exec cat"))) {
+                "--net", "/bin/sh", "-c", "echo ready; exec cat"), HostProcess.HOLD_TIMEOUT)) {
             if (!held.firstLine().equals("ready")) {
                 throw new SandboxException(ErrorCode.INTERNAL, "cannot make network namespace " + name + " in " + userns
                         + ": " + held.firstLine());

@@ -158,7 +158,7 @@ public final class Runsc {
     public HeldUserns holdUserns(SentryUserns userns) {
         List<String> argv = new ArrayList<>(userns.prefix());
         argv.addAll(List.of("/bin/sh", "-c", "echo $$; exec cat"));
-        HostProcess.Held held = HostProcess.hold(argv);
+        HostProcess.Held held = HostProcess.hold(argv, HostProcess.HOLD_TIMEOUT);
         if (!held.firstLine().matches("[1-9][0-9]*")) {
             held.close();
             throw new SandboxException(ErrorCode.INTERNAL, "cannot make the sandbox's user namespace: "
