@@ -109,6 +109,33 @@ class E2bServerTest {
         assertThat(mcp.body()).contains("'mcp' is not supported");
     }
 
+    /**
+     * A body over the limit, still being sent when the refusal is decided, gets the 413 answer, not a reset: the
+     * listener reads it to the end before it answers and closes (the E2B SDK's upload saw "fetch failed" under load).
+     */
+    @Test
+    void aBodyOverTheLimitStillBeingSentGetsTheRefusalNotAReset() throws Exception {
+        int length = 4 << 20;
+        URI url = server.url();
+        try (java.net.Socket s = new java.net.Socket(url.getHost(), url.getPort())) {
+            s.setSoTimeout(30_000);
+            java.io.OutputStream out = s.getOutputStream();
+            out.write(("POST /sandboxes HTTP/1.1\r\nHost: " + url.getHost() + "\r\nX-API-Key: " + KEY
+                    + "\r\nContent-Type: application/json\r\nContent-Length: " + length + "\r\n\r\n")
+                    .getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            out.flush();
+            byte[] chunk = new byte[64 << 10];
+            java.util.Arrays.fill(chunk, (byte) ' ');
+            for (int sent = 0; sent < length; sent += chunk.length) {
+                out.write(chunk); // a reset connection fails here: "Connection reset" or "Broken pipe"
+                Thread.sleep(5);
+            }
+            out.flush();
+            String answer = new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            assertThat(answer).startsWith("HTTP/1.1 413").contains("larger than the limit of 1024 bytes");
+        }
+    }
+
     @Test
     void inSandboxCallsNeedTheSandboxsToken() throws Exception {
         String id = "0123456789abcdef0123456789abcdef";

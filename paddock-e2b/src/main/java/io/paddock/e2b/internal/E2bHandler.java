@@ -434,6 +434,9 @@ public final class E2bHandler extends Handler.Abstract {
         if (status == 413 || request.getLength() > 0 || request.getHeaders().contains(HttpHeader.TRANSFER_ENCODING)) {
             response.getHeaders().put(HttpHeader.CONNECTION, "close"); // the body may be unread
         }
+        if (status == 413) {
+            Http.discardRest(request); // the client may still be sending it
+        }
         if (SandboxCalls.isCodeInterpreter(request)) {
             Http.text(response, callback, status, message); // the code interpreter answers plain text
         } else {

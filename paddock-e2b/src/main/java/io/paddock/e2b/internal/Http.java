@@ -56,6 +56,28 @@ final class Http {
         };
     }
 
+    /** How much of a refused body {@link #discardRest} reads at most. */
+    static final long DISCARD_LIMIT = 64L << 20;
+
+    /**
+     * Reads and drops what is left of the request body, at most {@link #DISCARD_LIMIT} bytes, before a refusal is
+     * answered on a connection that then closes. Closed with the body unread, the connection is reset under a client
+     * that is still sending it (an upload over the limit), which then sees a connection error ("fetch failed") in
+     * place of the answer. A body larger still is left unread.
+     */
+    static void discardRest(Request request) {
+        try (InputStream in = Content.Source.asInputStream(request)) {
+            byte[] buf = new byte[64 << 10];
+            long left = DISCARD_LIMIT;
+            int n;
+            while (left > 0 && (n = in.read(buf, 0, (int) Math.min(buf.length, left))) > 0) {
+                left -= n;
+            }
+        } catch (IOException | RuntimeException e) {
+            // the client went away, or the body failed already: the connection closes after the answer anyway
+        }
+    }
+
     static E2bError tooLarge(String what, long limit) {
         return new E2bError(413, what + " is larger than the limit of " + limit + " bytes");
     }
