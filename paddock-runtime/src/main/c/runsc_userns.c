@@ -15,9 +15,10 @@
  *     <base> <base>  <count>  the sandbox's own range, unchanged: the gofer's and the tenant's ids (the spec's maps)
  *
  * so the Sentry becomes host uid <sentry>, and nothing else changes: runsc's files are root's as before (its
- * state, the sandbox's cgroups, the bundle), so the host's root manages the sandbox as any other. The namespace
- * holds no process once runsc has exited: the Sentry and the gofer are in namespaces of their own below it, which
- * map no root, and from there it cannot be entered (that takes CAP_SYS_ADMIN in it).
+ * state, the sandbox's cgroups, the bundle), so the host's root manages the sandbox as any other. Only runsc is
+ * ever in the namespace, while it starts the sandbox (and, for a networked one, the engine's holder while the
+ * network layer makes the network namespace in it): the Sentry and the gofer are in namespaces of their own below
+ * it, which map no root, and from there it cannot be entered (that takes CAP_SYS_ADMIN in it).
  *
  * A child unshares the namespace and waits; this process, root of the host's, writes its maps, then lets the
  * child exec runsc, and returns runsc's exit status; 125 when this program failed (the reason is on stderr,
