@@ -61,11 +61,7 @@ public final class NetHost {
      * ends. The host's root keeps every power over it (its owner is a descendant of the host's user namespace).
      */
     public void ipInNetnsOwnedBy(Path userns, String name, List<String> commands) {
-        Path nsenter = HostProcess.locate("nsenter", "PADDOCK_NSENTER",
-                "nsenter (util-linux) is not installed; networked gVisor sandboxes need it: sudo apt-get install -y util-linux");
-        Path unshare = HostProcess.locate("unshare", "PADDOCK_UNSHARE",
-                "unshare (util-linux) is not installed; networked gVisor sandboxes need it: sudo apt-get install -y util-linux");
-        try (HostProcess.Held held = HostProcess.hold(List.of(nsenter.toString(), "--user=" + userns, unshare.toString(),
+        try (HostProcess.Held held = HostProcess.hold(List.of(Runsc.nsenter().toString(), "--user=" + userns, Runsc.unshare().toString(),
                 "--net", "/bin/sh", "-c", "echo ready; exec cat"), HostProcess.HOLD_TIMEOUT)) {
             if (!held.firstLine().equals("ready")) {
                 throw new SandboxException(ErrorCode.INTERNAL, "cannot make network namespace " + name + " in " + userns

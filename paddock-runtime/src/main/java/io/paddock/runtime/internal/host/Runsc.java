@@ -278,12 +278,14 @@ public final class Runsc {
         }
     }
 
-    private static Path nsenter() {
+    /** util-linux's nsenter, which networked gVisor sandboxes need (here and in {@link NetHost#ipInNetnsOwnedBy}). */
+    static Path nsenter() {
         return HostProcess.locate("nsenter", "PADDOCK_NSENTER",
                 "nsenter (util-linux) is not installed; networked gVisor sandboxes need it: sudo apt-get install -y util-linux");
     }
 
-    private static Path unshare() {
+    /** util-linux's unshare, as {@link #nsenter()}. */
+    static Path unshare() {
         return HostProcess.locate("unshare", "PADDOCK_UNSHARE",
                 "unshare (util-linux) is not installed; networked gVisor sandboxes need it: sudo apt-get install -y util-linux");
     }
