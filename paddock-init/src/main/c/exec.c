@@ -76,6 +76,7 @@ struct exec {
     uint64_t out_cap[2];
     uint64_t out_sent[2];
     int out_trunc[2];
+    int out_grown[2];          /* its pipe was made larger (read_output) */
 
     uint64_t start_ns;
     uint64_t timeout_at;       /* CLOCK_MONOTONIC ns, 0 = none */
@@ -1045,44 +1046,85 @@ static void read_status(struct exec *e)
 
 static uint8_t scratch[64 * 1024];
 
-static void read_output(struct exec *e, int i)
+/* A read of this much from a pipe means it was full (64 KiB is a pipe's default size): the command writes
+ * faster than its output leaves. */
+#define PIPE_DEFAULT (64u * 1024u)
+#define PIPE_STREAMING (1024u * 1024u)
+/* Reads of one output per round at most: enough to move a streaming command's output in large steps, few
+ * enough that other execs and the engine's input are served in between. */
+#define READS_PER_ROUND 4
+
+/* One read of an output into the queue towards the engine (or discarded past its cap); the read's result,
+ * and in *asked what it asked for (0 when it did not read: no window, or no room in the queue). */
+static ssize_t read_output_once(struct exec *e, int i, uint64_t *asked)
 {
     int fd = e->out_fd[i];
     ssize_t n;
+    *asked = 0;
     if (e->out_sent[i] >= e->out_cap[i]) {
         /* Past the cap: read and discard so that the command is not blocked. */
         n = read(fd, scratch, sizeof(scratch));
         if (n > 0)
             e->out_trunc[i] = 1;
+        *asked = sizeof(scratch);
+        return n;
+    }
+    uint64_t want = e->out_win[i];
+    if (want > CHUNK)
+        want = CHUNK;
+    if (want == 0) {
+        errno = EAGAIN;
+        return -1;
+    }
+    struct msg m;
+    msg_begin(&m, &g.out, R_DATA, e->id);
+    msg_u8(&m, (uint8_t)(i + 1));
+    uint8_t *p = msg_reserve(&m, (size_t)want);
+    if (!p) {
+        msg_abort(&m);
+        errno = EAGAIN;
+        return -1;
+    }
+    n = read(fd, p, (size_t)want);
+    uint64_t keep = n > 0 ? (uint64_t)n : 0;
+    uint64_t room = e->out_cap[i] - e->out_sent[i];
+    if (keep > room) {
+        keep = room;
+        e->out_trunc[i] = 1;
+    }
+    msg_unreserve(&m, (size_t)(want - keep));
+    if (keep > 0) {
+        e->out_sent[i] += keep;
+        e->out_win[i] -= keep;
+        msg_end(&m);
     } else {
-        uint64_t want = e->out_win[i];
-        if (want > CHUNK)
-            want = CHUNK;
-        if (want == 0)
-            return;
-        struct msg m;
-        msg_begin(&m, &g.out, R_DATA, e->id);
-        msg_u8(&m, (uint8_t)(i + 1));
-        uint8_t *p = msg_reserve(&m, (size_t)want);
-        if (!p) {
-            msg_abort(&m);
-            return;
+        msg_abort(&m);
+    }
+    *asked = want;
+    return n;
+}
+
+static void read_output(struct exec *e, int i)
+{
+    ssize_t n;
+    for (int r = 1;; r++) {
+        uint64_t asked;
+        n = read_output_once(e, i, &asked);
+        if (asked == 0)
+            return; /* nothing read: no window, or no room in the queue (and earlier reads, if any, got data) */
+        if (n >= (ssize_t)PIPE_DEFAULT && !e->out_grown[i]) {
+            /* A full pipe: this command streams. A larger pipe lets it write on while its output leaves, in
+             * fewer rounds per MiB. Only streaming outputs grow: all of a user's pipes count against
+             * /proc/sys/fs/pipe-user-pages-soft, beyond which new ones get a single page. Failure (a
+             * terminal, or that limit reached) leaves it as it is. */
+            e->out_grown[i] = 1;
+            (void)fcntl(e->out_fd[i], F_SETPIPE_SZ, PIPE_STREAMING);
         }
-        n = read(fd, p, (size_t)want);
-        uint64_t keep = n > 0 ? (uint64_t)n : 0;
-        uint64_t room = e->out_cap[i] - e->out_sent[i];
-        if (keep > room) {
-            keep = room;
-            e->out_trunc[i] = 1;
-        }
-        msg_unreserve(&m, (size_t)(want - keep));
-        if (keep > 0) {
-            e->out_sent[i] += keep;
-            e->out_win[i] -= keep;
-            msg_end(&m);
-        } else {
-            msg_abort(&m);
-        }
+        /* Read on while a read filled what it asked for (more may be waiting) and the window and the queue
+         * allow: each such read saves a poll, and shares one write towards the engine. */
+        if (n <= 0 || (uint64_t)n < asked || r >= READS_PER_ROUND || !out_has_room()
+                || (e->out_sent[i] < e->out_cap[i] && e->out_win[i] == 0))
+            break;
     }
     /* A pty's master may never read EIO (gVisor): with its exec's tree gone, nothing more can come. */
     int drained = e->pty_orphaned && n < 0 && errno == EAGAIN;
@@ -1369,6 +1411,14 @@ void exec_timers(uint64_t now)
 /* ---------------------------------------------------------------- poll glue */
 
 enum { K_STATUS = 1, K_STDIN = 2, K_OUT1 = 3, K_OUT2 = 4 };
+
+int exec_streaming(void)
+{
+    for (struct exec *e = execs; e; e = e->next)
+        if ((e->out_grown[0] && e->out_fd[0] >= 0) || (e->out_grown[1] && e->out_fd[1] >= 0))
+            return 1;
+    return 0;
+}
 
 int exec_poll_count(void)
 {

@@ -849,6 +849,11 @@ static int pump_list(struct freq *r)
     return 1;
 }
 
+int files_busy(void)
+{
+    return n_reqs > 0;
+}
+
 int files_pump(void)
 {
     int more = 0;

@@ -86,6 +86,8 @@ uint64_t exec_next_timer(void); /* 0 = none */
 int exec_poll_add(struct pollfd *pfd, void **tags, int *kinds, int n, int max);
 void exec_poll_done(void *tag, int kind, short revents);
 int exec_poll_count(void);
+/* Whether an exec whose output filled its pipe (it streams) still has output open. */
+int exec_streaming(void);
 void exec_kill_all(void);
 /* Without child subreapers (gVisor): a cgroup hierarchy in which each exec's processes get a cgroup. */
 void exec_tracking_init(void);
@@ -104,6 +106,8 @@ void files_too_big(uint8_t type, uint32_t chan);
 int files_window(uint32_t chan, uint8_t stream, uint32_t inc); /* 0 when chan is a file request */
 /* Does one step of pending streamed work (reads, listings); returns 1 if more work is pending. */
 int files_pump(void);
+/* Whether a file request is in flight. */
+int files_busy(void);
 void files_abort_all(void);
 
 #endif

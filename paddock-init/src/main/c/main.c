@@ -142,7 +142,10 @@ static void flush_out(void)
         }
         buf_consume(&g.out, (size_t)n);
     }
-    buf_clear(&g.out);
+    /* Written out. A large queue is given back so that an idle init stays small, but not while output
+     * streams: on these machines touching fresh pages costs more than the copy into them. */
+    if (!exec_streaming() && !files_busy())
+        buf_clear(&g.out);
 }
 
 /* ---------------------------------------------------------------- the end */
@@ -653,13 +656,16 @@ int main(int argc, char **argv)
             continue;
         }
         if (r > 0) {
+            /* Reap only when a child ended (SIGCHLD): a wait4 per round would be one more system call for
+             * every chunk of output streamed. A child's pipes can end before it becomes a zombie, so a
+             * pipe's end never means the child can be reaped yet; its SIGCHLD wakes a later round. Reap
+             * before looking at the execs' pipes: a shim's exit is known when its pipe ends. */
             if (pfd[2].revents) {
                 uint8_t drain[512];
                 while (read(sig_fd, drain, sizeof(drain)) > 0)
                     ;
+                exec_reap();
             }
-            /* Reap before looking at the execs' pipes: a shim's exit is known when its pipe ends. */
-            exec_reap();
             if (pfd[1].revents)
                 flush_out();
             for (int i = 3; i < n; i++)

@@ -12,7 +12,6 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.WritableByteChannel;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -33,14 +32,17 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class InitClient implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(InitClient.class.getName());
-    private static final int READ_BUFFER = 64 * 1024;
     /**
-     * What the reader holds while nothing streams: an idle sandbox costs its reader this much (twice: the read
-     * buffer and the frame buffer) instead of the 64 KiB + 128 KiB a stream uses (P6: 1000 idle sandboxes).
-     * The read buffer grows to {@link #READ_BUFFER} when a read fills it, and both go back to this size once
-     * no request is in flight.
+     * The reader's buffer while a stream fills it: output arrives in frames of up to 128 KiB, written by the
+     * init up to 512 KiB at a time into a pipe of 1 MiB, so each read takes several whole frames.
      */
-    static final int IDLE_BUFFER = 8 * 1024;
+    private static final int STREAM_BUFFER = 1024 * 1024;
+    /**
+     * What the reader holds while nothing streams: an idle sandbox costs its reader this much instead of the
+     * 1 MiB a stream uses (P6: 1000 idle sandboxes). The buffer grows to {@link #STREAM_BUFFER} when a read
+     * fills it, and goes back to this size once no request is in flight.
+     */
+    static final int IDLE_BUFFER = 16 * 1024;
     private static final long READER_STACK = 256 * 1024;
 
     private final ReadableByteChannel in;
@@ -59,7 +61,7 @@ public final class InitClient implements AutoCloseable {
     private final CompletableFuture<Void> closed = new CompletableFuture<>();
     private final AtomicReference<SandboxException> failure = new AtomicReference<>();
     private final InitFiles files;
-    /** Bytes of buffer the reader holds now (read buffer + frame buffer), for tests and diagnostics. */
+    /** Bytes of buffer the reader holds now, for tests and diagnostics. */
     private volatile int readerBuffers;
     private volatile java.util.function.UnaryOperator<SandboxException> lossExplainer = java.util.function.UnaryOperator.identity();
 
@@ -350,7 +352,7 @@ public final class InitClient implements AutoCloseable {
         }
     }
 
-    /** Bytes of buffer the reader thread holds now: 2 x {@link #IDLE_BUFFER} while nothing is in flight. */
+    /** Bytes of buffer the reader thread holds now: {@link #IDLE_BUFFER} while nothing is in flight. */
     int readerBufferBytes() {
         return readerBuffers;
     }
@@ -358,16 +360,16 @@ public final class InitClient implements AutoCloseable {
     // ------------------------------------------------------------------ the reader thread
 
     private void readLoop() {
-        ByteBuffer rbuf = ByteBuffer.allocateDirect(IDLE_BUFFER);
-        byte[] acc = new byte[IDLE_BUFFER];
-        readerBuffers = rbuf.capacity() + acc.length;
-        int len = 0;
+        // One direct buffer: the channel reads into it and frames are parsed and dispatched in place, so a
+        // byte of output is copied once in the engine (into the consumer's queue), not three times.
+        ByteBuffer buf = ByteBuffer.allocateDirect(IDLE_BUFFER);
+        readerBuffers = buf.capacity();
         boolean synced = false;
         byte[] pattern = ByteBuffer.allocate(20).putInt(Frames.MAGIC).put(nonce).array();
         try {
             while (true) {
-                rbuf.clear();
-                int n = in.read(rbuf);
+                int room = buf.remaining();
+                int n = in.read(buf);
                 if (n < 0) {
                     SandboxException lost = new SandboxException(ErrorCode.UNAVAILABLE, "sandbox init " + name
                             + " closed its channel");
@@ -384,60 +386,52 @@ public final class InitClient implements AutoCloseable {
                 if (n == 0) {
                     continue;
                 }
-                if (len + n > acc.length) {
-                    acc = Arrays.copyOf(acc, Math.max(acc.length * 2, len + n));
-                }
-                rbuf.flip();
-                rbuf.get(acc, len, n);
-                len += n;
-                int pos = 0;
+                buf.flip();
                 if (!synced) {
-                    int at = findSync(acc, len, pattern);
+                    int at = findSync(buf, pattern);
                     if (at < 0) {
                         // keep a tail long enough to hold the header and a pattern split across reads
-                        int keep = Math.min(len, Frames.HEADER + pattern.length - 1);
-                        System.arraycopy(acc, len - keep, acc, 0, keep);
-                        len = keep;
+                        buf.position(buf.limit() - Math.min(buf.limit(), Frames.HEADER + pattern.length - 1));
+                        buf.compact();
                         continue;
                     }
-                    pos = at;
+                    buf.position(at);
                     synced = true;
                 }
-                while (len - pos >= 4) {
-                    int l = ByteBuffer.wrap(acc, pos, 4).getInt();
+                int need = 0; // the whole of a frame that has not fully arrived
+                while (buf.remaining() >= 4) {
+                    int pos = buf.position();
+                    int l = buf.getInt(pos);
                     if (l < 5 || l > Frames.MAX_OUT_FRAME - 4) {
                         fail(new SandboxException(ErrorCode.UNAVAILABLE,
                                 "protocol error from sandbox init " + name + ": frame length " + l));
                         return;
                     }
-                    if (len - pos < l + 4) {
-                        if (acc.length < l + 4) {
-                            acc = Arrays.copyOf(acc, l + 4 + READ_BUFFER);
-                        }
+                    if (buf.remaining() < l + 4) {
+                        need = l + 4;
                         break;
                     }
-                    int type = acc[pos + 4] & 0xFF;
-                    int channel = ByteBuffer.wrap(acc, pos + 5, 4).getInt();
-                    dispatch(type & ~Frames.MORE, channel, ByteBuffer.wrap(acc, pos + Frames.HEADER, l - 5).slice());
-                    pos += l + 4;
+                    int type = buf.get(pos + 4) & 0xFF;
+                    int channel = buf.getInt(pos + 5);
+                    buf.position(pos + l + 4);
+                    dispatch(type & ~Frames.MORE, channel, buf.slice(pos + Frames.HEADER, l - 5));
                 }
-                System.arraycopy(acc, pos, acc, 0, len - pos);
-                len -= pos;
-                if (acc.length > 4 * 1024 * 1024 && len < 128 * 1024) {
-                    acc = Arrays.copyOf(acc, 128 * 1024); // shrink after one huge frame
+                buf.compact();
+                int want = buf.capacity();
+                if (need > buf.capacity()) {
+                    want = Math.max(need, STREAM_BUFFER);
+                } else if (n == room && buf.capacity() < STREAM_BUFFER) {
+                    want = STREAM_BUFFER; // a stream: read in large steps
+                } else if (buf.position() == 0 && handlers.isEmpty() && buf.capacity() > IDLE_BUFFER) {
+                    want = IDLE_BUFFER; // nothing in flight, so nothing streams: give the stream's buffer back (P6)
                 }
-                if (n == rbuf.capacity() && n < READ_BUFFER) {
-                    rbuf = ByteBuffer.allocateDirect(READ_BUFFER); // a stream: read in large steps
-                } else if (len == 0 && handlers.isEmpty()) {
-                    // nothing in flight, so nothing streams: give the stream's buffers back (P6)
-                    if (rbuf.capacity() > IDLE_BUFFER) {
-                        rbuf = ByteBuffer.allocateDirect(IDLE_BUFFER);
-                    }
-                    if (acc.length > IDLE_BUFFER) {
-                        acc = new byte[IDLE_BUFFER];
-                    }
+                if (want != buf.capacity()) {
+                    ByteBuffer next = ByteBuffer.allocateDirect(want);
+                    buf.flip();
+                    next.put(buf);
+                    buf = next;
+                    readerBuffers = buf.capacity();
                 }
-                readerBuffers = rbuf.capacity() + acc.length;
             }
         } catch (ClosedChannelException e) {
             fail(new SandboxException(ErrorCode.UNAVAILABLE, "the connection to sandbox init " + name + " was closed"));
@@ -449,16 +443,16 @@ public final class InitClient implements AutoCloseable {
         }
     }
 
-    /** Start of the HELLO_ACK frame carrying our magic+nonce (9 bytes before the magic), or -1. */
-    private static int findSync(byte[] acc, int len, byte[] pattern) {
+    /** Start of the HELLO_ACK frame carrying our magic+nonce (9 bytes before the magic) in what is unread, or -1. */
+    private static int findSync(ByteBuffer buf, byte[] pattern) {
         outer:
-        for (int i = Frames.HEADER; i + pattern.length <= len; i++) {
+        for (int i = buf.position() + Frames.HEADER; i + pattern.length <= buf.limit(); i++) {
             for (int j = 0; j < pattern.length; j++) {
-                if (acc[i + j] != pattern[j]) {
+                if (buf.get(i + j) != pattern[j]) {
                     continue outer;
                 }
             }
-            if ((acc[i - Frames.HEADER + 4] & 0xFF) == Frames.HELLO_ACK) {
+            if ((buf.get(i - Frames.HEADER + 4) & 0xFF) == Frames.HELLO_ACK) {
                 return i - Frames.HEADER;
             }
         }

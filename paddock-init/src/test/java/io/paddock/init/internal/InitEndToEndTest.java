@@ -210,8 +210,8 @@ class InitEndToEndTest {
 
     @Test
     void theReaderGivesAStreamsBuffersBackOnceNothingIsInFlight() throws Exception {
-        // P6: an idle sandbox's reader holds 16 KiB, not the 64 KiB read buffer + 128 KiB frame buffer of a stream
-        assertThat(client.readerBufferBytes()).isEqualTo(2 * InitClient.IDLE_BUFFER);
+        // P6: an idle sandbox's reader holds 16 KiB, not the 1 MiB buffer of a stream
+        assertThat(client.readerBufferBytes()).isEqualTo(InitClient.IDLE_BUFFER);
         InitExec e = client.spawn(cmd("head", "-c", String.valueOf(8 << 20), "/dev/zero").build());
         long total = 0;
         int peak = 0;
@@ -224,13 +224,13 @@ class InitEndToEndTest {
         assertThat(total).isEqualTo(8 << 20);
         assertThat(e.awaitExit().exitCode()).isZero();
         e.close();
-        assertThat(peak).as("a stream reads in large steps").isGreaterThan(2 * InitClient.IDLE_BUFFER);
+        assertThat(peak).as("a stream reads in large steps").isGreaterThan(InitClient.IDLE_BUFFER);
         // the reader trims once it has dispatched the EXIT, just after the exit was reported
         long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (client.readerBufferBytes() != 2 * InitClient.IDLE_BUFFER && System.nanoTime() < until) {
+        while (client.readerBufferBytes() != InitClient.IDLE_BUFFER && System.nanoTime() < until) {
             Thread.sleep(10);
         }
-        assertThat(client.readerBufferBytes()).as("after the exit nothing is in flight").isEqualTo(2 * InitClient.IDLE_BUFFER);
+        assertThat(client.readerBufferBytes()).as("after the exit nothing is in flight").isEqualTo(InitClient.IDLE_BUFFER);
         assertThat(run("echo", "still", "talking").stdoutText()).isEqualTo("still talking\n");
     }
 
