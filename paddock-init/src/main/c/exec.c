@@ -1053,6 +1053,61 @@ static uint8_t scratch[64 * 1024];
 /* Reads of one output per round at most: enough to move a streaming command's output in large steps, few
  * enough that other execs and the engine's input are served in between. */
 #define READS_PER_ROUND 4
+/* One spliced DATA frame at most: the engine keeps each frame's bytes as one array. */
+#define SPLICE_MAX (256u * 1024u)
+
+/* Whether output may move from an exec's pipe to the engine's with splice(2); cleared for good the first time
+ * splice fails other than for a full pipe (a kernel or a gVisor without it for these two). */
+static int splice_works = 1;
+
+/* Moves n bytes (at least n are in the pipe fd) to the engine as one DATA frame without copying them through
+ * the init: the frame's header is written, then the bytes are spliced from the exec's pipe into the engine's.
+ * Whatever cannot go now (the engine's pipe is full) is read into the queue towards the engine, which is
+ * empty when this starts, so the frame stays whole and in order. Returns n, or -1 (errno set) if nothing was
+ * sent (the caller reads as usual). */
+static ssize_t splice_output(struct exec *e, int i, int fd, size_t n)
+{
+    uint8_t hdr[FRAME_HDR + 1];
+    uint32_t len = (uint32_t)(FRAME_HDR - 4 + 1 + n);
+    hdr[0] = (uint8_t)(len >> 24);
+    hdr[1] = (uint8_t)(len >> 16);
+    hdr[2] = (uint8_t)(len >> 8);
+    hdr[3] = (uint8_t)len;
+    hdr[4] = R_DATA;
+    hdr[5] = (uint8_t)(e->id >> 24);
+    hdr[6] = (uint8_t)(e->id >> 16);
+    hdr[7] = (uint8_t)(e->id >> 8);
+    hdr[8] = (uint8_t)e->id;
+    hdr[FRAME_HDR] = (uint8_t)(i + 1);
+    ssize_t w = write(1, hdr, sizeof(hdr));
+    if (w <= 0)
+        return -1; /* the engine's pipe is full (or broken): nothing of the frame went */
+    size_t moved = 0;
+    if ((size_t)w == sizeof(hdr)) {
+        ssize_t s = splice(fd, NULL, 1, NULL, n, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+        if (s > 0)
+            moved = (size_t)s;
+        else if (s < 0 && errno != EAGAIN && errno != EINTR)
+            splice_works = 0;
+    } else if (buf_append(&g.out, hdr + w, sizeof(hdr) - (size_t)w) < 0) {
+        die_all(1); /* cannot happen: the queue was empty and its limit is megabytes */
+    }
+    if (moved < n) {
+        /* the rest of the frame follows through the queue, read as it is in the pipe */
+        size_t rest = n - moved;
+        if (buf_reserve(&g.out, rest) < 0)
+            die_all(1);
+        ssize_t r = read(fd, g.out.data + g.out.len, rest);
+        if (r != (ssize_t)rest) {
+            logmsg("exec %u: %zd of the %zu bytes counted in its pipe could be read", e->id, r, rest);
+            die_all(1); /* the frame on the channel would be cut: nothing sane can follow it */
+        }
+        g.out.len += rest;
+    }
+    e->out_sent[i] += n;
+    e->out_win[i] -= n;
+    return (ssize_t)n;
+}
 
 /* One read of an output into the queue towards the engine (or discarded past its cap); the read's result,
  * and in *asked what it asked for (0 when it did not read: no window, or no room in the queue). */
@@ -1075,6 +1130,22 @@ static ssize_t read_output_once(struct exec *e, int i, uint64_t *asked)
     if (want == 0) {
         errno = EAGAIN;
         return -1;
+    }
+    /* A streaming pipe's output is spliced when nothing is queued before it; otherwise, and for what is not in
+     * the pipe yet (its end included), it is read. */
+    int avail = 0;
+    if (splice_works && e->out_grown[i] && !e->pty && !g.out_broken && buf_used(&g.out) == 0
+            && ioctl(fd, FIONREAD, &avail) == 0 && avail > 0) {
+        uint64_t take = e->out_win[i] < (uint64_t)avail ? e->out_win[i] : (uint64_t)avail;
+        if (take > SPLICE_MAX)
+            take = SPLICE_MAX;
+        if (take <= e->out_cap[i] - e->out_sent[i]) {
+            n = splice_output(e, i, fd, (size_t)take);
+            if (n > 0) {
+                *asked = take;
+                return n;
+            }
+        }
     }
     struct msg m;
     msg_begin(&m, &g.out, R_DATA, e->id);

@@ -208,6 +208,44 @@ class InitEndToEndTest {
         e.close();
     }
 
+    /**
+     * A streaming command's output takes the fast path (its pipe grown, spliced to the engine's when nothing is
+     * queued, read into the queue otherwise): both streams at once, read in uneven bursts so that the pipes fill
+     * and empty at every point of a frame, must still arrive whole and in order.
+     */
+    @Test
+    void streamedOutputArrivesWholeAndInOrder() throws Exception {
+        InitExec e = client.spawn(cmd("sh", "-c", "seq 1 1500000 & seq 2000000 -1 1000001 >&2; wait").build());
+        Future<byte[]> err = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "stderr-reader");
+            t.setDaemon(true);
+            return t;
+        }).submit(() -> e.stderr().readAllBytes());
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        Random random = new Random(7);
+        byte[] buf = new byte[300 * 1024];
+        int n;
+        while ((n = e.stdout().read(buf, 0, 1 + random.nextInt(buf.length))) >= 0) {
+            out.write(buf, 0, n);
+            if (random.nextInt(40) == 0) {
+                Thread.sleep(20); // let the window close and the pipes fill
+            }
+        }
+        assertThat(e.awaitExit().exitCode()).isZero();
+        StringBuilder want = new StringBuilder();
+        for (int i = 1; i <= 1_500_000; i++) {
+            want.append(i).append('\n');
+        }
+        assertThat(out.toString(StandardCharsets.US_ASCII).contentEquals(want)).as("stdout is seq 1 1500000").isTrue();
+        want.setLength(0);
+        for (int i = 2_000_000; i >= 1_000_001; i--) {
+            want.append(i).append('\n');
+        }
+        assertThat(new String(err.get(60, TimeUnit.SECONDS), StandardCharsets.US_ASCII).contentEquals(want))
+                .as("stderr is seq 2000000 -1 1000001").isTrue();
+        e.close();
+    }
+
     @Test
     void theReaderGivesAStreamsBuffersBackOnceNothingIsInFlight() throws Exception {
         // P6: an idle sandbox's reader holds 16 KiB, not the 1 MiB buffer of a stream
