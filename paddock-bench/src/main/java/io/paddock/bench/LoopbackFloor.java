@@ -12,6 +12,8 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.websocket.api.Session;
 import org.eclipse.jetty.websocket.server.ServerWebSocketContainer;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -22,7 +24,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -30,6 +35,11 @@ import java.util.concurrent.TimeUnit;
  * (the JDK's HTTP client and WebSocket against Jetty, on 127.0.0.1, in this JVM). A remote create adds one HTTP
  * request and one message each way on the reused exec socket to the embedded create; a remote exec adds the
  * messages. Their sum is what the remote API cannot go below on this machine, whatever the daemon does.
+ *
+ * <p>P7's floor is its host pipe relayed over the same stack: {@link #relayedHostPipe} has a WebSocket endpoint run
+ * {@code head -c SIZE /dev/zero} on the host and send its output as the daemon sends a command's (64 KiB binary
+ * messages after a stream byte, each send awaited), and the client hand each message's copy to the calling thread,
+ * as the remote SDK's exec socket hands output to its reader.
  */
 final class LoopbackFloor implements AutoCloseable {
     private static final byte[] BODY = "{\"id\":\"sb-0123456789abcdefghijklmnop\",\"state\":\"RUNNING\"}"
@@ -40,6 +50,7 @@ final class LoopbackFloor implements AutoCloseable {
 
     private final Server server;
     private final HttpClient client;
+    private final int port;
     private final HttpRequest post;
     private final WebSocket socket;
     private final BlockingQueue<String> echoes = new ArrayBlockingQueue<>(4);
@@ -47,6 +58,7 @@ final class LoopbackFloor implements AutoCloseable {
     private LoopbackFloor(Server server, HttpClient client, int port) {
         this.server = server;
         this.client = client;
+        this.port = port;
         this.post = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/sandboxes"))
                 .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArray(BODY)).build();
         this.socket = client.newWebSocketBuilder().buildAsync(URI.create("ws://127.0.0.1:" + port + "/ws"), new WebSocket.Listener() {
@@ -83,6 +95,9 @@ final class LoopbackFloor implements AutoCloseable {
             public boolean handle(Request request, Response response, Callback callback) throws Exception {
                 if (request.getHttpURI().getPath().equals("/ws")) {
                     return websockets.upgrade((rq, rs, cb) -> new Echo(), request, response, callback);
+                }
+                if (request.getHttpURI().getPath().equals("/pipe")) {
+                    return websockets.upgrade((rq, rs, cb) -> new Relay(), request, response, callback);
                 }
                 Content.Source.asString(request, StandardCharsets.UTF_8);
                 response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
@@ -124,10 +139,104 @@ final class LoopbackFloor implements AutoCloseable {
         return t;
     }
 
+    /** {@code head -c size /dev/zero} on the host, relayed to this thread over a fresh socket; the bytes that came. */
+    long relayedHostPipe(long size) throws Exception {
+        BlockingQueue<byte[]> chunks = new LinkedBlockingQueue<>();
+        byte[] end = new byte[0];
+        WebSocket ws = client.newWebSocketBuilder().buildAsync(URI.create("ws://127.0.0.1:" + port + "/pipe"),
+                new WebSocket.Listener() {
+                    private boolean first = true;
+
+                    @Override
+                    public CompletionStage<?> onBinary(WebSocket w, ByteBuffer data, boolean last) {
+                        if (first && data.hasRemaining()) {
+                            data.get(); // the stream byte
+                        }
+                        first = last;
+                        byte[] b = new byte[data.remaining()];
+                        data.get(b);
+                        chunks.add(b);
+                        w.request(1);
+                        return null;
+                    }
+
+                    @Override
+                    public CompletionStage<?> onText(WebSocket w, CharSequence data, boolean last) {
+                        chunks.add(end);
+                        return null;
+                    }
+
+                    @Override
+                    public void onError(WebSocket w, Throwable error) {
+                        chunks.add(end);
+                    }
+                }).join();
+        try {
+            ws.sendText(Long.toString(size), true).join();
+            long total = 0;
+            while (true) {
+                byte[] b = chunks.poll(60, TimeUnit.SECONDS);
+                if (b == null) {
+                    throw new IllegalStateException("floor: the relayed pipe stalled after " + total + " bytes");
+                }
+                if (b == end) {
+                    return total;
+                }
+                total += b.length;
+            }
+        } finally {
+            ws.abort();
+        }
+    }
+
     @Override
     public void close() throws Exception {
         socket.abort();
         server.stop();
+    }
+
+    /** Runs {@code head -c N /dev/zero} for a text message N and sends its output as the daemon sends a command's. */
+    public static final class Relay implements Session.Listener {
+        private static final int CHUNK = 64 * 1024; // ExecSocket's
+        private Session session;
+
+        @Override
+        public void onWebSocketOpen(Session s) {
+            session = s;
+            s.demand();
+        }
+
+        @Override
+        public void onWebSocketText(String text) {
+            long size = Long.parseLong(text);
+            Thread t = new Thread(() -> relay(size), "bench-relay");
+            t.setDaemon(true);
+            t.start();
+        }
+
+        private void relay(long size) {
+            try {
+                Process pr = new ProcessBuilder("head", "-c", Long.toString(size), "/dev/zero").start();
+                byte[] buf = new byte[CHUNK + 1];
+                buf[0] = 1;
+                try (InputStream in = pr.getInputStream()) {
+                    int n;
+                    while ((n = in.read(buf, 1, CHUNK)) > 0) {
+                        CompletableFuture<Void> sent = new CompletableFuture<>();
+                        session.sendBinary(ByteBuffer.wrap(buf, 0, n + 1), org.eclipse.jetty.websocket.api.Callback
+                                .from(() -> sent.complete(null), sent::completeExceptionally));
+                        sent.get();
+                    }
+                }
+                pr.waitFor();
+                session.sendText("end", org.eclipse.jetty.websocket.api.Callback.NOOP);
+            } catch (IOException | ExecutionException e) {
+                session.close();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                session.close();
+            }
+        }
     }
 
     /** Sends every text message back. */

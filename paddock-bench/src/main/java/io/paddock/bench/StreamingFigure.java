@@ -43,17 +43,20 @@ final class StreamingFigure {
         String token = "bench-" + HexFormat.of().formatHex(new SecureRandom().generateSeed(16));
         double[] local = new double[runs];
         double[] remote = new double[runs];
+        double[] relayed = new double[runs];
         long lost = 0;
         try (PaddockServer server = PaddockServer.start(ServerOptions.builder().host("127.0.0.1").port(0).token(token).build(), p);
              Paddock client = Paddock.connect(server.url(), token);
              Sandbox l = p.create(spec);
-             Sandbox r = client.create(spec)) {
+             Sandbox r = client.create(spec);
+             LoopbackFloor floor = LoopbackFloor.start()) {
             // Steady state, as P1 and P10 are measured: the first remote streams of a fresh JVM ran at 400-600 MiB/s
             // while the JIT compiled the WebSocket path, the same streams after it at 750-800 (BENCHMARKS.md, P7).
             f.notes.add(Sampling.untilJitSettles("streams of 32 MiB into the engine and through the daemon",
                     o.secs(20, 10, 2), i -> {
                         stream(l, 32 << 20);
                         stream(r, 32 << 20);
+                        floor.relayedHostPipe(32 << 20);
                         return 1;
                     }));
             for (int i = 0; i < runs; i++) {
@@ -63,6 +66,9 @@ final class StreamingFigure {
                 t0 = System.nanoTime();
                 lost += size - stream(r, size);
                 remote[i] = size / 1048576.0 / ((System.nanoTime() - t0) / 1e9);
+                t0 = System.nanoTime();
+                long got = floor.relayedHostPipe(size);
+                relayed[i] = got / 1048576.0 / ((System.nanoTime() - t0) / 1e9);
             }
         }
         double lm = median(local);
@@ -81,6 +87,10 @@ final class StreamingFigure {
         double pm = median(pipe);
         f.peers.put("host pipe into this JVM (ProcessBuilder, head -c SIZE /dev/zero)", Quantity.of(pm, "MiB/s"));
         f.ratio("Paddock into engine / host pipe", lm / pm);
+        double fm = median(relayed);
+        f.peers.put("the daemon's floor: host pipe relayed over the same WebSocket stack (Jetty -> JDK client, 64 KiB "
+                + "messages, one in flight)", new Quantity(fm, "MiB/s", Map.of("runs", Arrays.toString(round(relayed)))));
+        f.ratio("Paddock through the daemon / its floor", rm / fm);
         f.check(">= 500 MiB/s into the engine", lm >= 500, Report.fmt(lm) + " MiB/s");
         f.check(">= 100 MiB/s to a local client", rm >= 100, Report.fmt(rm) + " MiB/s");
         f.check("zero silent loss", lost == 0, lost + " bytes lost");
