@@ -1,5 +1,6 @@
 package io.paddock.bench;
 
+import io.paddock.bench.host.Peers;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
@@ -195,16 +196,20 @@ final class LoopbackFloor implements AutoCloseable {
         server.stop();
     }
 
-    /** Runs {@code head -c N /dev/zero} for a text message N and sends its output as the daemon sends a command's. */
-    public static final class Relay implements Session.Listener {
-        private static final int CHUNK = 64 * 1024; // ExecSocket's
-        private Session session;
+    /** A server end that keeps its session and asks for the first frame. */
+    public abstract static class Endpoint implements Session.Listener {
+        protected Session session;
 
         @Override
         public void onWebSocketOpen(Session s) {
             session = s;
             s.demand();
         }
+    }
+
+    /** Runs {@code head -c N /dev/zero} for a text message N and sends its output as the daemon sends a command's. */
+    public static final class Relay extends Endpoint {
+        private static final int CHUNK = 64 * 1024; // ExecSocket's
 
         @Override
         public void onWebSocketText(String text) {
@@ -216,7 +221,7 @@ final class LoopbackFloor implements AutoCloseable {
 
         private void relay(long size) {
             try {
-                Process pr = new ProcessBuilder("head", "-c", Long.toString(size), "/dev/zero").start();
+                Process pr = Peers.zeroes(size);
                 byte[] buf = new byte[CHUNK + 1];
                 buf[0] = 1;
                 try (InputStream in = pr.getInputStream()) {
@@ -240,15 +245,7 @@ final class LoopbackFloor implements AutoCloseable {
     }
 
     /** Sends every text message back. */
-    public static final class Echo implements Session.Listener {
-        private Session session;
-
-        @Override
-        public void onWebSocketOpen(Session s) {
-            session = s;
-            s.demand();
-        }
-
+    public static final class Echo extends Endpoint {
         @Override
         public void onWebSocketText(String text) {
             session.sendText(text, org.eclipse.jetty.websocket.api.Callback.NOOP);

@@ -102,7 +102,7 @@ public final class Peers implements AutoCloseable {
 
     /** {@code head -c SIZE /dev/zero} read by this JVM from a {@code ProcessBuilder} pipe; the bytes it read. */
     public static long hostPipe(long size) throws IOException, InterruptedException {
-        Process pr = new ProcessBuilder("head", "-c", Long.toString(size), "/dev/zero").start();
+        Process pr = zeroes(size);
         byte[] buf = new byte[1 << 16];
         long total = 0;
         int k;
@@ -113,6 +113,11 @@ public final class Peers implements AutoCloseable {
         }
         pr.waitFor();
         return total;
+    }
+
+    /** {@code head -c size /dev/zero} on the host, started: P7's command, read from its stdout. */
+    public static Process zeroes(long size) throws IOException {
+        return new ProcessBuilder("head", "-c", Long.toString(size), "/dev/zero").start();
     }
 
     /** {@code ProcessBuilder} start of /bin/true from this JVM; nanoseconds to its exit. */
