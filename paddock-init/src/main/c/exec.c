@@ -1067,18 +1067,14 @@ static int splice_works = 1;
  * sent (the caller reads as usual). */
 static ssize_t splice_output(struct exec *e, int i, int fd, size_t n)
 {
-    uint8_t hdr[FRAME_HDR + 1];
-    uint32_t len = (uint32_t)(FRAME_HDR - 4 + 1 + n);
-    hdr[0] = (uint8_t)(len >> 24);
-    hdr[1] = (uint8_t)(len >> 16);
-    hdr[2] = (uint8_t)(len >> 8);
-    hdr[3] = (uint8_t)len;
+    uint8_t hdr[FRAME_HDR + 1]; /* as msg_begin and msg_u8 write it */
+    put32(hdr, (uint32_t)(FRAME_HDR - 4 + 1 + n));
     hdr[4] = R_DATA;
-    hdr[5] = (uint8_t)(e->id >> 24);
-    hdr[6] = (uint8_t)(e->id >> 16);
-    hdr[7] = (uint8_t)(e->id >> 8);
-    hdr[8] = (uint8_t)e->id;
+    put32(hdr + 5, e->id);
     hdr[FRAME_HDR] = (uint8_t)(i + 1);
+    /* Room for the whole frame in the (empty) queue first: once the header is out, the rest must follow. */
+    if (buf_reserve(&g.out, sizeof(hdr) + n) < 0)
+        return -1;
     ssize_t w = write(1, hdr, sizeof(hdr));
     if (w <= 0)
         return -1; /* the engine's pipe is full (or broken): nothing of the frame went */
@@ -1089,14 +1085,13 @@ static ssize_t splice_output(struct exec *e, int i, int fd, size_t n)
             moved = (size_t)s;
         else if (s < 0 && errno != EAGAIN && errno != EINTR)
             splice_works = 0;
-    } else if (buf_append(&g.out, hdr + w, sizeof(hdr) - (size_t)w) < 0) {
-        die_all(1); /* cannot happen: the queue was empty and its limit is megabytes */
+    } else {
+        memcpy(g.out.data + g.out.len, hdr + w, sizeof(hdr) - (size_t)w);
+        g.out.len += sizeof(hdr) - (size_t)w;
     }
     if (moved < n) {
         /* the rest of the frame follows through the queue, read as it is in the pipe */
         size_t rest = n - moved;
-        if (buf_reserve(&g.out, rest) < 0)
-            die_all(1);
         ssize_t r = read(fd, g.out.data + g.out.len, rest);
         if (r != (ssize_t)rest) {
             logmsg("exec %u: %zd of the %zu bytes counted in its pipe could be read", e->id, r, rest);

@@ -33,8 +33,8 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class InitClient implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(InitClient.class.getName());
     /**
-     * The reader's buffer while a stream fills it: output arrives in frames of up to 128 KiB, written by the
-     * init up to 512 KiB at a time into a pipe of 1 MiB, so each read takes several whole frames.
+     * The reader's buffer while a stream fills it: output and file reads arrive in frames of up to 256 KiB,
+     * written or spliced by the init into a pipe of 1 MiB, so each read takes several whole frames.
      */
     private static final int STREAM_BUFFER = 1024 * 1024;
     /**
