@@ -125,27 +125,26 @@ final class StreamingFigure {
 
     private static long readFile(Sandbox sb) throws Exception {
         try (InputStream in = sb.files().openRead(FILE)) {
-            byte[] buf = new byte[1 << 16];
-            long total = 0;
-            int k;
-            while ((k = in.read(buf)) > 0) {
-                total += k;
-            }
-            return total;
+            return count(in);
         }
+    }
+
+    /** Reads to the end, 64 KiB at a time; the bytes read. */
+    private static long count(InputStream in) throws java.io.IOException {
+        byte[] buf = new byte[1 << 16];
+        long total = 0;
+        int k;
+        while ((k = in.read(buf)) > 0) {
+            total += k;
+        }
+        return total;
     }
 
     private static long stream(Sandbox sb, long size) throws Exception {
         try (ExecProcess proc = sb.start(ExecRequest.builder().argv("head", "-c", Long.toString(size), "/dev/zero")
                 .outputLimit(ExecRequest.UNLIMITED).build())) {
             proc.closeStdin();
-            byte[] buf = new byte[1 << 16];
-            long total = 0;
-            int k;
-            InputStream in = proc.stdout();
-            while ((k = in.read(buf)) > 0) {
-                total += k;
-            }
+            long total = count(proc.stdout());
             if (!proc.awaitExit().success()) {
                 throw new IllegalStateException("head failed");
             }

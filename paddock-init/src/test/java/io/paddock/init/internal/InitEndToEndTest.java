@@ -216,11 +216,10 @@ class InitEndToEndTest {
     @Test
     void streamedOutputArrivesWholeAndInOrder() throws Exception {
         InitExec e = client.spawn(cmd("sh", "-c", "seq 1 1500000 & seq 2000000 -1 1000001 >&2; wait").build());
-        Future<byte[]> err = Executors.newSingleThreadExecutor(r -> {
-            Thread t = new Thread(r, "stderr-reader");
-            t.setDaemon(true);
-            return t;
-        }).submit(() -> e.stderr().readAllBytes());
+        java.util.concurrent.FutureTask<byte[]> err = new java.util.concurrent.FutureTask<>(() -> e.stderr().readAllBytes());
+        Thread reader = new Thread(err, "stderr-reader");
+        reader.setDaemon(true);
+        reader.start();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         Random random = new Random(7);
         byte[] buf = new byte[300 * 1024];
