@@ -2,12 +2,21 @@
  *
  * Process layout of one exec:
  *
- *   init (PID 1) --fork--> shim (subreaper, still root in the userns) --clone(VM|VFORK)--> command (dropped)
+ *   init (PID 1) --clone(VM)--> shim (subreaper, still root in the userns) --clone(VM|VFORK)--> command (dropped)
  *
  * The shim exists so that every orphaned descendant of the command is reparented to it, not to the init:
  * the init then knows which exec a process belongs to (the tree under the shim), and the kernel keeps
  * doing the bookkeeping for us. The shim reports over a private pipe with fixed-size records, each one
  * write() of less than PIPE_BUF, so records arrive whole.
+ *
+ * The shim is a process of its own (its own pid, fd table, signal mask, subreaper bit) that shares the init's
+ * memory, on a stack of its own (struct shim_mem): no copy of the init's address space, which a fork would
+ * make and then pay for again in a copy-on-write fault for every page the init touches while the shim lives.
+ * On a PVM guest that fork was half of an exec's cost. Sharing memory binds the shim: until its first record
+ * (the command has executed, or failed) the init waits for it, so that the spawn request and the stacks it uses
+ * stay the init's to give; after it the shim touches nothing but its own stack and makes raw system calls,
+ * which leave the errno it shares with the init alone. Where raw calls are not written (other architectures)
+ * the shim is forked as before.
  *
  * Without child subreapers (gVisor) orphans go to the init whatever the shim does, so there is none: the init
  * starts the command itself (clone(VM|VFORK), suspended until the command has executed), which joins the exec's
@@ -31,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -635,12 +645,109 @@ static void exit_record(struct shim_rec *r, pid_t pid, int st, const struct rusa
     r->maxrss_kb = ru->ru_maxrss;
 }
 
+/* ---------------------------------------------------------------- the shim's memory and system calls */
+
+#if defined(__x86_64__) || defined(__aarch64__)
+#define LIGHT_SHIM 1
+#else
+#define LIGHT_SHIM 0
+#endif
+
+/* A system call that returns -errno and never writes errno: once the init runs again, a shim that shares its
+ * memory (LIGHT_SHIM) also shares its errno, which libc's wrappers would set under the init's feet. */
+static long raw_syscall4(long n, long a1, long a2, long a3, long a4)
+{
+#if defined(__x86_64__)
+    long ret;
+    register long r10 __asm__("r10") = a4;
+    __asm__ volatile("syscall" : "=a"(ret) : "a"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10) : "rcx", "r11", "memory");
+    return ret;
+#elif defined(__aarch64__)
+    register long x8 __asm__("x8") = n;
+    register long x0 __asm__("x0") = a1;
+    register long x1 __asm__("x1") = a2;
+    register long x2 __asm__("x2") = a3;
+    register long x3 __asm__("x3") = a4;
+    __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3) : "memory");
+    return x0;
+#else
+    long ret = syscall(n, a1, a2, a3, a4); /* a forked shim has an errno of its own */
+    return ret < 0 ? -errno : ret;
+#endif
+}
+
 static void shim_write(const struct shim_rec *r)
 {
-    ssize_t w;
+    long w;
     do
-        w = write(3, r, sizeof(*r));
-    while (w < 0 && errno == EINTR);
+        w = raw_syscall4(SYS_write, 3, (long)r, (long)sizeof(*r), 0);
+    while (w == -EINTR);
+}
+
+/* The stacks of one light shim and of its command until the command's exec, each above a guard page. The region
+ * is the init's to reuse once the shim is reaped; a few are kept for the next execs. */
+#define SHIM_STACK (64 * 1024)
+struct shim_mem {
+    struct shim_mem *next;
+    pid_t pid;       /* the shim using it, while it lives */
+    char *base;      /* the mapping: guard, the command's stack, guard, the shim's stack */
+    size_t len;
+    char *command_top, *shim_top;
+    struct spawn_req req; /* the request as its command sees it: the init's, copied out of the init's stack */
+};
+static struct shim_mem *shims_live, *shims_free;
+static int n_shims_free;
+#define SHIM_MEM_KEPT 8
+
+static struct shim_mem *shim_mem_get(void)
+{
+    struct shim_mem *m = shims_free;
+    if (m) {
+        shims_free = m->next;
+        n_shims_free--;
+        return m;
+    }
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t stack = (SHIM_STACK + page - 1) / page * page;
+    m = calloc(1, sizeof(*m));
+    if (!m)
+        return NULL;
+    m->len = 2 * (page + stack);
+    m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m->base == MAP_FAILED || mprotect(m->base, page, PROT_NONE) < 0 ||
+        mprotect(m->base + page + stack, page, PROT_NONE) < 0) {
+        if (m->base != MAP_FAILED)
+            munmap(m->base, m->len);
+        free(m);
+        return NULL;
+    }
+    m->command_top = m->base + page + stack;
+    m->shim_top = m->base + m->len;
+    return m;
+}
+
+static void shim_mem_put(struct shim_mem *m)
+{
+    if (n_shims_free < SHIM_MEM_KEPT) {
+        m->next = shims_free;
+        shims_free = m;
+        n_shims_free++;
+        return;
+    }
+    munmap(m->base, m->len);
+    free(m);
+}
+
+/* The shim pid was reaped: its stacks are free again. */
+static void shim_mem_reaped(pid_t pid)
+{
+    for (struct shim_mem **pp = &shims_live; *pp; pp = &(*pp)->next)
+        if ((*pp)->pid == pid) {
+            struct shim_mem *m = *pp;
+            *pp = m->next;
+            shim_mem_put(m);
+            return;
+        }
 }
 
 struct command_arg {
@@ -670,8 +777,9 @@ static int command_main(void *p)
     return 127;
 }
 
-/* The command's stack until its exec: it shares the shim's memory (CLONE_VM), which waits meanwhile. */
-static char command_stack[64 * 1024] __attribute__((aligned(16)));
+/* The command's stack until its exec when the init starts it (exec_direct) or a forked shim does: it shares their
+ * memory (CLONE_VM), and they wait meanwhile. A light shim's command has a stack in its shim_mem. */
+static char command_stack[SHIM_STACK] __attribute__((aligned(16)));
 
 struct direct_arg {
     struct spawn_req *s;
@@ -699,9 +807,15 @@ static int direct_main(void *p)
     return 127;
 }
 
-/* In the shim: fd 0..2 are the command's stdio, fd 3 the report pipe, fd 4 the log. Never returns. */
-static void run_shim(struct spawn_req *s, const char *cg)
+/* In the shim: fd 0..2 are the command's stdio, fd 3 the report pipe, fd 4 the log. Starts the command on the
+ * stack that ends at command_top, reports, waits for the exec's processes. Never returns. */
+static void run_shim(struct spawn_req *s, const char *cg, char *command_top)
 {
+    /* No handler of the init's runs here (its SIGCHLD self-pipe, when there is no signalfd): this process shares
+     * the init's memory. The command sets its own mask; wait4 needs no signal. */
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
     if (have_subreaper())
         prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
@@ -716,13 +830,13 @@ static void run_shim(struct spawn_req *s, const char *cg)
     struct shim_rec fr;
     memset(&fr, 0, sizeof(fr));
     struct command_arg a = {s, &fr};
-    pid_t pid = clone(command_main, command_stack + sizeof(command_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+    pid_t pid = clone(command_main, command_top, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
     if (pid < 0) {
         r.type = REC_FAILED;
         r.status = errno;
         snprintf(r.msg, sizeof(r.msg), "fork: %s", strerror(errno));
         shim_write(&r);
-        _exit(1);
+        raw_syscall4(SYS_exit_group, 1, 0, 0, 0);
     }
     /* The shim must not hold the command's pipes, or stdout would never reach end of file. */
     close(0);
@@ -734,12 +848,13 @@ static void run_shim(struct spawn_req *s, const char *cg)
         r.pid = pid;
         shim_write(&r);
     }
+    /* From here on, raw system calls only: the init may be running (see the top of this file). */
     for (;;) {
         int st;
         struct rusage ru;
-        pid_t w = wait4(-1, &st, 0, &ru);
+        long w = raw_syscall4(SYS_wait4, -1, (long)&st, 0, (long)&ru);
         if (w < 0) {
-            if (errno == EINTR)
+            if (w == -EINTR)
                 continue;
             break; /* ECHILD: every descendant is gone */
         }
@@ -754,7 +869,83 @@ static void run_shim(struct spawn_req *s, const char *cg)
             shim_write(&r);
         }
     }
-    _exit(0);
+    for (;;)
+        raw_syscall4(SYS_exit_group, 0, 0, 0, 0);
+}
+
+struct shim_arg {
+    struct spawn_req *s;
+    const char *cg;
+    char *command_top;
+    int src[5]; /* in the init: the command's stdin, stdout and stderr, the report pipe's write end, the log */
+};
+
+/* The shim, forked or cloned: its fds in place, then run_shim. */
+static int shim_main(void *p)
+{
+    struct shim_arg *a = p;
+    /* Copies above 10 first, so that dup2 never clobbers a source. */
+    int tmp[5];
+    for (int i = 0; i < 5; i++) {
+        tmp[i] = fcntl(a->src[i], F_DUPFD, 10);
+        if (tmp[i] < 0)
+            raw_syscall4(SYS_exit_group, 126, 0, 0, 0);
+    }
+    for (int i = 0; i < 5; i++)
+        if (dup2(tmp[i], i) < 0)
+            raw_syscall4(SYS_exit_group, 126, 0, 0, 0);
+    close_from(5, INT32_MAX);
+    run_shim(a->s, a->cg, a->command_top);
+    return 0;
+}
+
+/* Starts the shim of a command; its pid, or -1 with errno. A light shim's stacks are *mem, which is the shim's
+ * until it is reaped (shims_live); a forked one has none (*mem NULL). */
+static pid_t shim_start(struct shim_arg *a, struct shim_mem **mem)
+{
+    *mem = NULL;
+    if (LIGHT_SHIM) {
+        struct shim_mem *m = shim_mem_get();
+        if (m) {
+            m->req = *a->s;
+            a->s = &m->req;
+            a->command_top = m->command_top;
+            pid_t pid = clone(shim_main, m->shim_top, CLONE_VM | SIGCHLD, a);
+            if (pid < 0) {
+                int saved = errno;
+                shim_mem_put(m);
+                errno = saved;
+                return -1;
+            }
+            m->pid = pid;
+            m->next = shims_live;
+            shims_live = m;
+            *mem = m;
+            return pid;
+        }
+        logmsg("no memory for a shim's stacks: forking it");
+    }
+    a->command_top = command_stack + sizeof(command_stack);
+    pid_t pid = fork();
+    if (pid == 0)
+        shim_main(a);
+    return pid;
+}
+
+/* Waits for the shim's first record (the command has executed, or failed): until then the command uses the
+ * spawn request and a light shim's stacks. 0, or -1 if the shim died first. */
+static int first_record(int fd, struct shim_rec *r)
+{
+    size_t got = 0;
+    while (got < sizeof(*r)) {
+        ssize_t n = read(fd, (char *)r + got, sizeof(*r) - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        got += (size_t)n;
+    }
+    return 0;
 }
 
 /* A pseudo-terminal of the requested size, in the sandbox's own devpts. Both descriptors are close-on-exec;
@@ -877,28 +1068,32 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
     struct shim_rec fr;
     memset(&fr, 0, sizeof(fr));
     struct direct_arg da = {&s, &fr, e->cg, {in[0], out[1], err[1]}};
+    struct shim_arg sa = {&s, e->cg, NULL, {in[0], out[1], err[1], st[1], 2}};
+    struct shim_mem *mem = NULL;
     pid_t shim = direct ? clone(direct_main, command_stack + sizeof(command_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &da)
-                        : fork();
-    if (shim == 0) {
-        /* Put the shim's fds in place: copies above 10 first, so that dup2 never clobbers a source. */
-        int src[5] = {in[0], out[1], err[1], st[1], 2};
-        int tmp[5];
-        for (int i = 0; i < 5; i++) {
-            tmp[i] = fcntl(src[i], F_DUPFD, 10);
-            if (tmp[i] < 0)
-                _exit(126);
-        }
-        for (int i = 0; i < 5; i++)
-            if (dup2(tmp[i], i) < 0)
-                _exit(126);
-        close_from(5, INT32_MAX);
-        run_shim(&s, e->cg);
-    }
+                        : shim_start(&sa, &mem);
     int fork_errno = errno;
     close_fd(&in[0]);
     close_fd(&out[1]);
     close_fd(&err[1]);
     close_fd(&st[1]);
+    /* A shim's first record, waited for (see first_record); a direct command has executed or failed by now
+     * (CLONE_VFORK). */
+    struct shim_rec first;
+    int have_first = 0, keep_request = 0;
+    if (!direct && shim > 0) {
+        have_first = first_record(st[0], &first) == 0;
+        if (!have_first && mem) {
+            /* The shim died before its command executed (killed from outside), and the command may still run on
+             * the stacks and read the request: both stay the command's for good. read_status reports the death. */
+            for (struct shim_mem **pp = &shims_live; *pp; pp = &(*pp)->next)
+                if (*pp == mem) {
+                    *pp = mem->next;
+                    break;
+                }
+            keep_request = 1;
+        }
+    }
     if (shim < 0) {
         close_fd(&in[1]);
         close_fd(&out[0]);
@@ -944,7 +1139,8 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
     execs = e;
     n_live++;
     n_records++;
-    spawn_req_free(&s);
+    if (!keep_request)
+        spawn_req_free(&s);
     if (direct) {
         /* The command has executed or failed by now (CLONE_VFORK): what a shim would have reported. */
         struct shim_rec r;
@@ -956,6 +1152,10 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
             r.pid = shim;
         }
         on_record(e, &r);
+    } else if (have_first) {
+        on_record(e, &first);
+        if (e->main_exited)
+            close_fd(&e->status_fd); /* failed to start: the shim has nothing more to say */
     }
     if (e->eof_pending)
         write_stdin(e);
@@ -1412,6 +1612,7 @@ void exec_reap(void)
         pid_t w = wait4(-1, &st, WNOHANG, &ru);
         if (w <= 0)
             return;
+        shim_mem_reaped(w);
         for (struct exec *e = execs; e; e = e->next) {
             if (e->shim_pid == w && e->shim_alive) {
                 e->shim_alive = 0;

@@ -356,6 +356,71 @@ class InitEndToEndTest {
     }
 
     @Test
+    void aShimSharesTheInitsMemoryOnAStackOfItsOwn() throws Exception {
+        // Two execs alive at once: each shim is a process of its own whose memory is the init's, so a shim sees
+        // the stacks the init mapped after it started (the second shim's); a forked shim would hold a copy
+        InitExec a = client.spawn(cmd("sleep", "1000").build());
+        waitForPid(a);
+        InitExec b = client.spawn(cmd("sleep", "1000").build());
+        waitForPid(b);
+        long initPid = init.process.pid();
+        long shimA = parentOf(a.pid());
+        assertThat(shimA).isNotEqualTo(initPid);
+        assertThat(parentOf(shimA)).isEqualTo(initPid);
+        String initMaps = Files.readString(Path.of("/proc", Long.toString(initPid), "maps"));
+        assertThat(shimStacks(initMaps)).as("shim stacks mapped in the init:%n%s", initMaps).isEqualTo(2);
+        assertThat(Files.readString(Path.of("/proc", Long.toString(shimA), "maps"))).isEqualTo(initMaps);
+        a.kill();
+        b.kill();
+        a.close();
+        b.close();
+    }
+
+    @Test
+    void shimStacksAreReusedNotLeaked() throws Exception {
+        long initPid = init.process.pid();
+        Path maps = Path.of("/proc", Long.toString(initPid), "maps");
+        for (int batch = 0; batch < 2; batch++) {
+            List<InitExec> running = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                running.add(client.spawn(cmd("sleep", "1000").build()));
+            }
+            for (InitExec e : running) {
+                waitForPid(e);
+            }
+            assertThat(shimStacks(Files.readString(maps))).isEqualTo(20);
+            for (InitExec e : running) {
+                e.kill();
+                assertThat(e.awaitExit(Duration.ofSeconds(5))).isPresent();
+                e.close();
+            }
+            for (int i = 0; i < 200 && !childrenOf(initPid).isEmpty(); i++) {
+                Thread.sleep(10);
+            }
+            assertThat(childrenOf(initPid)).as("shims of the init").isEmpty();
+            client.ping(); // the init has reaped them all and given their stacks back by the time it answers
+            assertThat(shimStacks(Files.readString(maps))).as("stacks kept for the next execs").isEqualTo(8);
+        }
+    }
+
+    /** The shims' stack regions in a maps file: each has two guard pages, inaccessible private anonymous ones. */
+    private static long shimStacks(String maps) {
+        long guards = maps.lines().filter(l -> {
+            String[] f = l.trim().split("\\s+");
+            String[] range = f[0].split("-");
+            long size = Long.parseUnsignedLong(range[1], 16) - Long.parseUnsignedLong(range[0], 16);
+            return f[1].equals("---p") && f.length == 5 && size == 4096;
+        }).count();
+        assertThat(guards % 2).as("guard pages come in pairs").isZero();
+        return guards / 2;
+    }
+
+    private static long parentOf(long pid) throws Exception {
+        String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+        return Long.parseLong(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[1]);
+    }
+
+    @Test
     void failFailsEverythingPending() throws Exception {
         InitExec e = client.spawn(cmd("sleep", "1000").build());
         SandboxException reason = new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox destroyed");
