@@ -14,10 +14,11 @@ import java.util.concurrent.Callable;
 
 /** {@code paddock bench}: the benchmark harness (paddock-bench), Paddock beside its peers in one run. */
 @Command(name = "bench", sortOptions = false,
-        description = {"Measure Paddock's figures P1-P13 (docs/BENCHMARKS.md) beside the peers in the same run: native",
-                "spawn, JVM spawn, bubblewrap, runc, runc exec, runsc, podman, pasta and slirp4netns. Prints a table; --json writes the",
-                "results with the environment. Needs root; missing peer tools are installed with apt when root,",
-                "else reported as unavailable. The podman peer's Debian image is built once (mmdebstrap) and cached."},
+        description = {"Measure Paddock's figures P1-P16 (docs/BENCHMARKS.md) beside the peers in the same run: native "
+                + "spawn, JVM spawn, bubblewrap, runc, runc exec, runsc, podman, pasta and slirp4netns. Prints a table; "
+                + "--json writes the results with the environment.",
+                "Needs root; missing peer tools are installed with apt when root, else reported as unavailable. The "
+                + "podman peer's Debian image is built once (mmdebstrap) and cached."},
         footer = {"", "Examples:", "  sudo ./paddock bench --quick", "  sudo ./paddock bench --json bench.json",
                 "  sudo ./paddock bench --quick --only P1,P3,P10"})
 final class BenchCommand implements Callable<Integer> {
@@ -30,7 +31,8 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--json", paramLabel = "FILE", description = "Also write the results as JSON to FILE.")
     Path json;
 
-    @Option(names = "--only", paramLabel = "P1,P3,...", split = ",", description = "Measure only these figures (P1-P13).")
+    @Option(names = "--only", paramLabel = "P1,P3,...", split = ",", hideParamSyntax = true,
+            description = "Measure only these figures (P1-P16), comma-separated.")
     List<String> only = new ArrayList<>();
 
     @Option(names = "--no-build", description = "Do not build the podman peer's image now (it is reported unavailable if missing).")
