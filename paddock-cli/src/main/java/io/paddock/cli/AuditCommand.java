@@ -26,10 +26,11 @@ import java.util.regex.Pattern;
 
 /** {@code paddock audit}: the daemon's audit log, read through {@code GET /v1/audit}. */
 @Command(name = "audit", sortOptions = false,
-        description = {"Print the daemon's audit log: one entry for each call that changed something (create, destroy,"
-                + " exec, file writes, code runs, pause, resume, fork, snapshot, images, codebases, volumes...), with who"
-                + " made it, on what, and its outcome. Never secrets, environment values, commands or file contents.",
-                "The operator's token reads every entry; a tenant's token reads only that tenant's own."},
+        description = {"Print the daemon's audit log: one entry for each call that changed something (create, destroy, "
+                + "exec, file writes, code runs, pause, resume, fork, snapshot, images, codebases, volumes...), with "
+                + "who made it, on what, and its outcome.",
+                "Never secrets, environment values, commands or file contents. The operator's token reads every "
+                + "entry; a tenant's token reads only that tenant's own."},
         footer = {"", "Examples:", "  paddock audit --since 1h", "  paddock audit --sandbox sb-... --json | jq .action",
                 "  paddock audit --tenant alice --action create_sandbox --limit 20"})
 final class AuditCommand implements Callable<Integer> {

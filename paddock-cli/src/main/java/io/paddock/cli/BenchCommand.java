@@ -15,10 +15,10 @@ import java.util.concurrent.Callable;
 /** {@code paddock bench}: the benchmark harness (paddock-bench), Paddock beside its peers in one run. */
 @Command(name = "bench", sortOptions = false,
         description = {"Measure Paddock's figures P1-P16 (docs/BENCHMARKS.md) beside the peers in the same run: native "
-                + "spawn, JVM spawn, bubblewrap, runc, runc exec, runsc, podman, pasta and slirp4netns. Prints a table; "
-                + "--json writes the results with the environment.",
-                "Needs root; missing peer tools are installed with apt when root, else reported as unavailable. The "
-                + "podman peer's Debian image is built once (mmdebstrap) and cached."},
+                + "spawn, JVM spawn, bubblewrap, runc, runc exec, runsc, podman, pasta and slirp4netns.",
+                "Prints a table; --json writes the results with the environment. Needs root; missing peer tools are "
+                + "installed with apt when root, else reported as unavailable. The podman peer's Debian image is built "
+                + "once (mmdebstrap) and cached."},
         footer = {"", "Examples:", "  sudo ./paddock bench --quick", "  sudo ./paddock bench --json bench.json",
                 "  sudo ./paddock bench --quick --only P1,P3,P10"})
 final class BenchCommand implements Callable<Integer> {

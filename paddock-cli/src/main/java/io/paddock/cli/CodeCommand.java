@@ -24,8 +24,9 @@ import java.util.concurrent.Callable;
  * daemon keeps between invocations (so variables, imports and functions persist, as in a notebook).
  */
 @Command(name = "code", sortOptions = false,
-        description = {"Run code in a sandbox on the daemon: once, or as a cell of a stateful context that persists",
-                "between invocations. Exit codes as for exec: the code's own, 124 timed out, 137 out of memory."},
+        description = {"Run code in a sandbox on the daemon: once, or as a cell of a stateful context that persists between "
+                + "invocations.",
+                "Exit codes as for exec: the code's own, 124 timed out, 137 out of memory."},
         footer = {"", "Examples:",
                 "  paddock code $id --lang python --code 'print(6*7)'",
                 "  paddock code $id --context nb --lang python --code 'import math; x = 41'",

@@ -24,8 +24,8 @@ import java.util.concurrent.Callable;
 
 /** {@code paddock codebase}: upload, list and remove codebases; review and commit a sandbox's changes. */
 @Command(name = "codebase", sortOptions = false,
-        description = {"Manage codebases: directories given to sandboxes under permission rules",
-                "(paddock create --codebase NAME[:/path] --preset P --permission 'PATTERN:LEVEL').",
+        description = {"Manage codebases: directories given to sandboxes under permission rules (paddock create --codebase "
+                + "NAME[:/path] --preset P --permission 'PATTERN:LEVEL').",
                 "A sandbox's changes stay its own until `codebase commit`. See docs/WORKSPACES.md."},
         subcommands = {CodebaseCommand.Create.class, CodebaseCommand.Ls.class, CodebaseCommand.Rm.class,
                 CodebaseCommand.Diff.class, CodebaseCommand.Commit.class})
@@ -39,8 +39,8 @@ final class CodebaseCommand implements Runnable {
     }
 
     @Command(name = "create", sortOptions = false, description = {"Upload a directory as a codebase.",
-            "Left out, and listed on stderr: what .gitignore, .sandboxignore and --ignore ignore, files over",
-            "--max-file-size, special files, and links that lead out of the directory."})
+            "Left out, and listed on stderr: what .gitignore, .sandboxignore and --ignore ignore, files over "
+            + "--max-file-size, special files, and links that lead out of the directory."})
     static final class Create implements Callable<Integer> {
         @Mixin
         Connection connection;
@@ -151,8 +151,8 @@ final class CodebaseCommand implements Runnable {
         }
     }
 
-    @Command(name = "commit", description = {"Apply a sandbox's writable changes to its codebase, atomically, as its",
-            "next revision. Refused whole if the codebase changed the same paths since the sandbox started."})
+    @Command(name = "commit", description = {"Apply a sandbox's writable changes to its codebase, atomically, as its next revision.",
+            "Refused whole if the codebase changed the same paths since the sandbox started."})
     static final class Commit implements Callable<Integer> {
         @Mixin
         Connection connection;

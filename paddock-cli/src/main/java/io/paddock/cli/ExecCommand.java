@@ -16,8 +16,8 @@ import java.util.concurrent.Callable;
 
 /** {@code paddock exec}: a command in a sandbox on the daemon, streamed, with its exit code. */
 @Command(name = "exec", sortOptions = false,
-        description = {"Run a command in a sandbox on the daemon; stream its output and exit with its exit code",
-                "(124 timed out, 137 out of memory, 125 Paddock failed)."},
+        description = {"Run a command in a sandbox on the daemon; stream its output and exit with its exit code (124 timed "
+                + "out, 137 out of memory, 125 Paddock failed)."},
         footer = {"", "Examples:", "  paddock exec $id -- python3 -c 'print(6*7)'", "  echo hi | paddock exec -i web -- cat",
                 "  paddock exec -t $id -- bash"})
 final class ExecCommand implements Callable<Integer> {
@@ -27,8 +27,8 @@ final class ExecCommand implements Callable<Integer> {
     @Option(names = {"-i", "--interactive"}, description = "Forward this process's stdin to the command.")
     boolean interactive;
 
-    @Option(names = {"-t", "--tty"}, description = {"Run the command on a terminal of this terminal's size: an interactive",
-            "shell, colours, Ctrl-C. With a terminal here, stdin is forwarded and keys go to the command raw."})
+    @Option(names = {"-t", "--tty"}, description = {"Run the command on a terminal of this terminal's size: an interactive shell, colours, Ctrl-C. With "
+            + "a terminal here, stdin is forwarded and keys go to the command raw."})
     boolean tty;
 
     @Option(names = "--timeout", paramLabel = "DURATION", description = "Kill the command's process tree after this long.")

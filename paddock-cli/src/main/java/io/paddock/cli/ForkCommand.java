@@ -11,11 +11,11 @@ import java.util.concurrent.Callable;
 
 /** {@code paddock fork}: N new sandboxes from one memory checkpoint of a sandbox. */
 @Command(name = "fork",
-        description = {"Start N new sandboxes from one memory checkpoint of a sandbox: each has its processes, their",
-                "memory and its in-memory files (/tmp, /workspace) where they were, then its own state, id and a fresh",
-                "lifetime. A running sandbox is paused for the checkpoint and resumed after; a paused one stays paused.",
-                "Needs the gVisor tier (--runtime runsc) and a sandbox without a network.",
-                "Prints the new ids, one a line."},
+        description = {"Start N new sandboxes from one memory checkpoint of a sandbox: each has its processes, their memory "
+                + "and its in-memory files (/tmp, /workspace) where they were, then its own state, id and a fresh "
+                + "lifetime.",
+                "A running sandbox is paused for the checkpoint and resumed after; a paused one stays paused. Needs "
+                + "the gVisor tier (--runtime runsc) and a sandbox without a network. Prints the new ids, one a line."},
         footer = {"", "Example:", "  paddock fork web -n 3"})
 final class ForkCommand implements Callable<Integer> {
     @Mixin

@@ -30,8 +30,8 @@ import java.util.concurrent.Callable;
 /** {@code paddock image}: pull, push, build, list, inspect and remove the images sandboxes are made from. */
 @Command(name = "image", sortOptions = false,
         description = {"Manage images: the root filesystems sandboxes are made from.",
-                "Without --url or PADDOCK_URL this works on this host's image store (as root); with them, on the daemon's.",
-                "debian:<suite> and debian:<suite>-slim are built from Debian's packages on first use."},
+                "Without --url or PADDOCK_URL this works on this host's image store (as root); with them, on the "
+                + "daemon's. debian:<suite> and debian:<suite>-slim are built from Debian's packages on first use."},
         subcommands = {ImageCommand.Pull.class, ImageCommand.Push.class, ImageCommand.Build.class, ImageCommand.Ls.class,
                 ImageCommand.Inspect.class, ImageCommand.Rm.class, ImageCommand.Prune.class, ImageCommand.Prepare.class})
 final class ImageCommand implements Runnable {

@@ -16,12 +16,12 @@ import java.util.concurrent.Callable;
  * protocol: everything else this process prints goes to stderr.
  */
 @Command(name = "mcp", sortOptions = false,
-        description = {"Serve Paddock's sandboxes as Model Context Protocol tools on stdin/stdout, for an MCP client"
-                + " (an agent, an IDE). Tools: sandbox_create, sandbox_list, sandbox_destroy, run_command, run_code,"
-                + " read_file, write_file, list_files.",
-                "With --url or PADDOCK_URL it uses that daemon (token: --token or PADDOCK_TOKEN); otherwise it runs"
-                        + " the engine in this process (as root), and its sandboxes end when the client disconnects.",
-                "The daemon also serves the same tools over streamable HTTP at /mcp (paddock serve)."})
+        description = {"Serve Paddock's sandboxes as Model Context Protocol tools on stdin/stdout, for an MCP client (an "
+                + "agent, an IDE).",
+                "Tools: sandbox_create, sandbox_list, sandbox_destroy, run_command, run_code, read_file, write_file, "
+                + "list_files. With --url or PADDOCK_URL it uses that daemon (token: --token or PADDOCK_TOKEN); "
+                + "otherwise it runs the engine in this process (as root), and its sandboxes end when the client "
+                + "disconnects. The daemon also serves the same tools over streamable HTTP at /mcp (paddock serve)."})
 final class McpCommand implements Callable<Integer> {
     @Option(names = "--url", paramLabel = "URL", description = "A daemon's URL (default: $PADDOCK_URL; when neither is"
             + " set, the engine runs in this process).")

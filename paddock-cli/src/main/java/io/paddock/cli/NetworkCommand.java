@@ -13,8 +13,9 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 /** {@code paddock network}: show or change a running sandbox's network policy. */
-@Command(name = "network", description = {"Show or change a running sandbox's network policy. New connections",
-        "follow a change at once; established ones go on. Without options it prints the policy."})
+@Command(name = "network", description = {"Show or change a running sandbox's network policy.",
+        "New connections follow a change at once; established ones go on. Without options it prints the "
+        + "policy."})
 final class NetworkCommand implements Callable<Integer> {
     @Mixin
     Connection connection;

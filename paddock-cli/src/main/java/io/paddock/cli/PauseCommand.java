@@ -11,10 +11,11 @@ import java.util.concurrent.Callable;
 
 /** {@code paddock pause}: stop every process of a sandbox until {@code paddock resume}. */
 @Command(name = "pause",
-        description = {"Pause a running sandbox: none of its processes runs until 'paddock resume'; exec, files and code",
-                "are refused meanwhile. On gVisor (--runtime runsc) its whole state is checkpointed to the host's disk",
-                "and its memory is freed; on runc its processes are frozen and their memory stays resident (stderr says",
-                "so). Its lifetime deadline keeps running while paused. Prints the id and the mode (CHECKPOINTED or FROZEN)."},
+        description = {"Pause a running sandbox: none of its processes runs until 'paddock resume'; exec, files and code "
+                + "are refused meanwhile.",
+                "On gVisor (--runtime runsc) its whole state is checkpointed to the host's disk and its memory is "
+                + "freed; on runc its processes are frozen and their memory stays resident (stderr says so). Its "
+                + "lifetime deadline keeps running while paused. Prints the id and the mode (CHECKPOINTED or FROZEN)."},
         footer = {"", "Example:", "  paddock pause web && paddock resume web"})
 final class PauseCommand implements Callable<Integer> {
     @Mixin

@@ -13,8 +13,9 @@ import java.util.concurrent.Callable;
 /** {@code paddock port}: a URL for a port a sandbox exposed. */
 @Command(name = "port",
         description = {"Print a URL for a port the sandbox exposed when it was created (its spec's ports).",
-                "From a daemon: a signed URL that needs no token or header (a browser can open it), valid until the",
-                "sandbox's deadline (at most 7 days) and only while the sandbox runs. Anyone holding it can use the port."},
+                "From a daemon: a signed URL that needs no token or header (a browser can open it), valid until the "
+                + "sandbox's deadline (at most 7 days) and only while the sandbox runs. Anyone holding it can use the "
+                + "port."},
         footer = {"", "Example:", "  open \"$(paddock port web 8080)\""})
 final class PortCommand implements Callable<Integer> {
     @Mixin

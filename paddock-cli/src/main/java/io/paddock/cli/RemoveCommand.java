@@ -10,8 +10,9 @@ import java.util.List;
 import java.util.concurrent.Callable;
 
 /** {@code paddock rm}: destroy sandboxes on the daemon. */
-@Command(name = "rm", description = {"Destroy sandboxes (by id or name). Prints each destroyed id.",
-        "Destroying an already stopped sandbox succeeds; an unknown one is an error (exit 1)."})
+@Command(name = "rm", description = {"Destroy sandboxes (by id or name).",
+        "Prints each destroyed id. Destroying an already stopped sandbox succeeds; an unknown one is an "
+        + "error (exit 1)."})
 final class RemoveCommand implements Callable<Integer> {
     @Mixin
     Connection connection;

@@ -11,8 +11,8 @@ import java.util.concurrent.Callable;
 /** {@code paddock resume}: let a paused sandbox run again. */
 @Command(name = "resume",
         description = {"Resume a paused sandbox where it was: its processes, their memory, its code contexts and files.",
-                "Resuming a running sandbox does nothing. A checkpoint changed on disk since the pause is refused (nothing",
-                "of it runs) and the sandbox is stopped. Prints the id."})
+                "Resuming a running sandbox does nothing. A checkpoint changed on disk since the pause is refused "
+                + "(nothing of it runs) and the sandbox is stopped. Prints the id."})
 final class ResumeCommand implements Callable<Integer> {
     @Mixin
     Connection connection;

@@ -50,15 +50,15 @@ final class RunCommand implements Callable<Integer> {
     String timeout = "5m";
 
     @Option(names = "--dns-upstream", paramLabel = "IP[:PORT]",
-            description = {"The DNS server Paddock's resolver asks for the sandbox's allowlisted names (default:",
-                    "$PADDOCK_DNS_UPSTREAM, else the first nameserver of /etc/resolv.conf)."})
+            description = {"The DNS server Paddock's resolver asks for the sandbox's allowlisted names (default: "
+                    + "$PADDOCK_DNS_UPSTREAM, else the first nameserver of /etc/resolv.conf)."})
     String dnsUpstream;
 
     @Option(names = {"-i", "--interactive"}, description = "Forward this process's stdin to the command.")
     boolean interactive;
 
-    @Option(names = {"-t", "--tty"}, description = {"Run the command on a terminal of this terminal's size: an interactive",
-            "shell, colours, Ctrl-C. With a terminal here, stdin is forwarded and keys go to the command raw."})
+    @Option(names = {"-t", "--tty"}, description = {"Run the command on a terminal of this terminal's size: an interactive shell, colours, Ctrl-C. With "
+            + "a terminal here, stdin is forwarded and keys go to the command raw."})
     boolean tty;
 
     @ArgGroup(exclusive = false)

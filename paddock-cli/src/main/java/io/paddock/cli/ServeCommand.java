@@ -13,11 +13,12 @@ import java.util.concurrent.Callable;
 /** {@code paddock serve}: the daemon. */
 @Command(name = "serve", sortOptions = false,
         description = {"Run the Paddock daemon: the REST + WebSocket API (see /v1/openapi.json) over the local engine.",
-                "Its sandboxes survive a restart of the daemon. Needs root and runc (runsc for the gVisor tier).",
-                "The token comes from $PADDOCK_TOKEN, or is generated at first start and stored in DATA_DIR/token (mode 0600).",
-                "That token is the operator's: it sees every sandbox. Tenants' tokens (each sees only its own sandboxes)",
-                "come from DATA_DIR/tenants if it exists, or --tenants FILE: one 'NAME TOKEN' per line, mode 0600.",
-                "With --runtime kubernetes each sandbox is a pod in --namespace (docs/KUBERNETES.md); root is then not needed."},
+                "Its sandboxes survive a restart of the daemon. Needs root and runc (runsc for the gVisor tier). The "
+                + "token comes from $PADDOCK_TOKEN, or is generated at first start and stored in DATA_DIR/token (mode "
+                + "0600). That token is the operator's: it sees every sandbox. Tenants' tokens (each sees only its own "
+                + "sandboxes) come from DATA_DIR/tenants if it exists, or --tenants FILE: one 'NAME TOKEN' per line, "
+                + "mode 0600. With --runtime kubernetes each sandbox is a pod in --namespace (docs/KUBERNETES.md); "
+                + "root is then not needed."},
         footer = {"", "Examples:", "  sudo ./paddock serve --listen 127.0.0.1:7070 --data-dir /var/lib/paddock",
                 "  paddock serve --runtime kubernetes --namespace paddock-sandboxes --data-dir /var/lib/paddock"})
 final class ServeCommand implements Callable<Integer> {
@@ -43,8 +44,8 @@ final class ServeCommand implements Callable<Integer> {
     int maxSandboxesPerTenant = ServerOptions.DEFAULT_MAX_SANDBOXES_PER_TENANT;
 
     @Option(names = {"--default-runtime", "--runtime"}, paramLabel = "TIER",
-            description = {"Isolation tier for sandboxes that name none: runc, runsc (gVisor) or kubernetes (a pod each,",
-                    "in --namespace; see docs/KUBERNETES.md) (default: runc)."})
+            description = {"Isolation tier for sandboxes that name none: runc, runsc (gVisor) or kubernetes (a pod each, in "
+                    + "--namespace; see docs/KUBERNETES.md) (default: runc)."})
     String defaultRuntime;
 
     @Option(names = "--namespace", paramLabel = "NS",
@@ -79,41 +80,41 @@ final class ServeCommand implements Callable<Integer> {
     boolean kubeUserNamespaces;
 
     @Option(names = "--kube-adopt",
-            description = {"kubernetes tier: the namespace is this daemon's alone: take over running pods another daemon",
-                    "started and this one has no record of (its data directory was lost), from their annotations."})
+            description = {"kubernetes tier: the namespace is this daemon's alone: take over running pods another daemon "
+                    + "started and this one has no record of (its data directory was lost), from their annotations."})
     boolean kubeAdopt;
 
     @Option(names = "--pool", paramLabel = "KEY=VALUE,...",
-            description = {"A warm pool: sandboxes of one shape created ahead, so that creates with that shape take",
-                    "milliseconds. Keys: size (default 4), refill (creations at once, 2), max-idle (10m), and the shape:",
-                    "memory, cpus, pids, disk, open-files, network, allow-net, port, workdir, runtime, image. Repeatable,",
-                    "one per shape.",
-                    "Example: --pool size=16,memory=256m,cpus=1"})
+            description = {"A warm pool: sandboxes of one shape created ahead, so that creates with that shape take "
+                    + "milliseconds. Keys: size (default 4), refill (creations at once, 2), max-idle (10m), and the shape: "
+                    + "memory, cpus, pids, disk, open-files, network, allow-net, port, workdir, runtime, image. "
+                    + "Repeatable, one per shape. Example: --pool size=16,memory=256m,cpus=1"})
     java.util.List<String> pools = new java.util.ArrayList<>();
 
     @Option(names = "--dns-upstream", paramLabel = "IP[:PORT]",
-            description = {"The DNS server Paddock's resolver asks for sandboxes' allowlisted names (default:",
-                    "$PADDOCK_DNS_UPSTREAM, else the first nameserver of /etc/resolv.conf)."})
+            description = {"The DNS server Paddock's resolver asks for sandboxes' allowlisted names (default: "
+                    + "$PADDOCK_DNS_UPSTREAM, else the first nameserver of /etc/resolv.conf)."})
     String dnsUpstream;
 
     @Option(names = "--allow-private", paramLabel = "CIDR",
-            description = {"Open a private range (RFC 1918, CGNAT, link-local...) to sandboxes whose policy allows it.",
-                    "Everything else on the deny list stays denied. Repeatable; only the operator can open ranges."})
+            description = {"Open a private range (RFC 1918, CGNAT, link-local...) to sandboxes whose policy allows it. "
+                    + "Everything else on the deny list stays denied. Repeatable; only the operator can open ranges."})
     java.util.List<String> allowPrivate = new java.util.ArrayList<>();
 
     @Option(names = "--egress-trust", paramLabel = "FILE",
-            description = {"CA certificates (PEM) the egress proxy trusts, besides the JDK's, when it connects to the",
-                    "hosts of egress secrets (a private PKI)."})
+            description = {"CA certificates (PEM) the egress proxy trusts, besides the JDK's, when it connects to the hosts of "
+                    + "egress secrets (a private PKI)."})
     Path egressTrust;
 
     @Option(names = "--port-domain", paramLabel = "DOMAIN",
-            description = {"Also serve each sandbox port at its own host name PORT-ID.DOMAIN (an origin of its own, for",
-                    "browsers), e.g. --port-domain sandboxes.example.com with a wildcard DNS record *.sandboxes.example.com."})
+            description = {"Also serve each sandbox port at its own host name PORT-ID.DOMAIN (an origin of its own, for "
+                    + "browsers), e.g. --port-domain sandboxes.example.com with a wildcard DNS record "
+                    + "*.sandboxes.example.com."})
     String portDomain;
 
     @Option(names = "--e2b-listen", paramLabel = "HOST:PORT",
-            description = {"Also serve an E2B-compatible API there: E2B's SDKs work with E2B_API_URL and E2B_SANDBOX_URL",
-                    "set to http://HOST:PORT and E2B_API_KEY to a Paddock token (see docs/COMPAT.md)."})
+            description = {"Also serve an E2B-compatible API there: E2B's SDKs work with E2B_API_URL and E2B_SANDBOX_URL set to "
+                    + "http://HOST:PORT and E2B_API_KEY to a Paddock token (see docs/COMPAT.md)."})
     String e2bListen;
 
     @Option(names = "--audit-max-size", paramLabel = "SIZE",

@@ -11,11 +11,11 @@ import picocli.CommandLine.Parameters;
 import java.util.concurrent.Callable;
 
 /** {@code paddock snapshot}: turn a running sandbox's filesystem into an image. */
-@Command(name = "snapshot", description = {"Turn a running sandbox's filesystem into an image that",
-        "paddock create --image NAME starts sandboxes from: what it wrote (deletions included) becomes a layer",
-        "on its image's layers, with its image's configuration. A host sandbox's image is based on the host image",
-        "(its /tmp and /workspace, which are memory, are left out). The sandbox is frozen during the copy, then",
-        "goes on. Prints the image id."})
+@Command(name = "snapshot", description = {"Turn a running sandbox's filesystem into an image that paddock create --image NAME starts sandboxes "
+        + "from: what it wrote (deletions included) becomes a layer on its image's layers, with its image's "
+        + "configuration.",
+        "A host sandbox's image is based on the host image (its /tmp and /workspace, which are memory, are "
+        + "left out). The sandbox is frozen during the copy, then goes on. Prints the image id."})
 final class SnapshotCommand implements Callable<Integer> {
     @Mixin
     Connection connection;

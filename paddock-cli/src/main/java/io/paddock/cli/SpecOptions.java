@@ -50,29 +50,29 @@ final class SpecOptions {
     String runtime;
 
     @Option(names = "--on-timeout", paramLabel = "ACTION",
-            description = {"What the lifetime deadline does: destroy (default) or pause (checkpointed with --runtime runsc,",
-                    "frozen on runc; kept paused one more day, then destroyed; 'paddock resume' gives a fresh lifetime)."})
+            description = {"What the lifetime deadline does: destroy (default) or pause (checkpointed with --runtime runsc, "
+                    + "frozen on runc; kept paused one more day, then destroyed; 'paddock resume' gives a fresh lifetime)."})
     String onTimeout;
 
     @Option(names = "--network", paramLabel = "MODE",
-            description = {"none (default: loopback only), allow (only --allow-net entries) or open (every public",
-                    "address). --allow-net alone implies allow. Private ranges, the host and other sandboxes stay denied."})
+            description = {"none (default: loopback only), allow (only --allow-net entries) or open (every public address). "
+                    + "--allow-net alone implies allow. Private ranges, the host and other sandboxes stay denied."})
     String network;
 
     @Option(names = "--allow-net", paramLabel = "CIDR|DOMAIN",
-            description = {"Allow egress to a CIDR (198.18.0.0/24) or a domain (api.example.com, *.example.com:",
-                    "names under it). Names resolve only through Paddock's resolver. Repeatable."})
+            description = {"Allow egress to a CIDR (198.18.0.0/24) or a domain (api.example.com, *.example.com: names under "
+                    + "it). Names resolve only through Paddock's resolver. Repeatable."})
     java.util.List<String> allowNet = new java.util.ArrayList<>();
 
     @Option(names = "--port", paramLabel = "PORT",
-            description = {"Expose a port of the sandbox through the daemon (/v1/sandboxes/ID/ports/PORT/, or",
-                    "`paddock port ID PORT` for a URL). Repeatable."})
+            description = {"Expose a port of the sandbox through the daemon (/v1/sandboxes/ID/ports/PORT/, or `paddock port ID "
+                    + "PORT` for a URL). Repeatable."})
     java.util.List<Integer> ports = new java.util.ArrayList<>();
 
     @Option(names = "--egress-secret", paramLabel = "KEY@HOST",
-            description = {"A secret the sandbox never sees: its value is read from this command's $KEY; inside, $KEY",
-                    "holds a placeholder, which requests to HOST (HTTPS or HTTP) carry in their headers and Paddock",
-                    "replaces with the value on the way out. HOST must be allowed (--allow-net HOST). Repeatable."})
+            description = {"A secret the sandbox never sees: its value is read from this command's $KEY; inside, $KEY holds a "
+                    + "placeholder, which requests to HOST (HTTPS or HTTP) carry in their headers and Paddock replaces "
+                    + "with the value on the way out. HOST must be allowed (--allow-net HOST). Repeatable."})
     java.util.List<String> egressSecrets = new java.util.ArrayList<>();
 
     @Option(names = "--volume", paramLabel = "NAME:/PATH[:ro]",
@@ -80,23 +80,23 @@ final class SpecOptions {
     java.util.List<String> volumes = new java.util.ArrayList<>();
 
     @Option(names = "--idle-timeout", paramLabel = "DURATION",
-            description = {"Apply the timeout's action (destroy, or --on-timeout pause) after this long without a",
-                    "command, file operation or code run, e.g. 10m."})
+            description = {"Apply the timeout's action (destroy, or --on-timeout pause) after this long without a command, file "
+                    + "operation or code run, e.g. 10m."})
     String idleTimeout;
 
     @Option(names = "--codebase", paramLabel = "NAME[:/PATH]",
-            description = {"Work on a codebase (paddock codebase create), at PATH (default: /workspace), under",
-                    "--preset and --permission rules. Its changes stay the sandbox's until `codebase commit`."})
+            description = {"Work on a codebase (paddock codebase create), at PATH (default: /workspace), under --preset and "
+                    + "--permission rules. Its changes stay the sandbox's until `codebase commit`."})
     String codebase;
 
     @Option(names = "--preset", paramLabel = "PRESET",
-            description = {"The codebase's base rules: view-only (default), read-only, agent-safe (secrets hidden,",
-                    "everything readable, out/ and tmp/ writable), development (secrets hidden, all writable), full-access."})
+            description = {"The codebase's base rules: view-only (default), read-only, agent-safe (secrets hidden, everything "
+                    + "readable, out/ and tmp/ writable), development (secrets hidden, all writable), full-access."})
     String preset;
 
     @Option(names = "--permission", paramLabel = "PATTERN:LEVEL",
-            description = {"A rule for the codebase (repeatable): LEVEL none (absent), view (listed, unreadable), read or",
-                    "write; e.g. 'secrets/**:none', 'docs/**:view', 'out/**:write'. The most specific pattern wins."})
+            description = {"A rule for the codebase (repeatable): LEVEL none (absent), view (listed, unreadable), read or "
+                    + "write; e.g. 'secrets/**:none', 'docs/**:view', 'out/**:write'. The most specific pattern wins."})
     java.util.List<String> permissions = new java.util.ArrayList<>();
 
     SandboxSpec.Builder apply(SandboxSpec.Builder b) {

@@ -19,8 +19,8 @@ import java.util.concurrent.Callable;
 
 /** {@code paddock volume}: create, list and remove the daemon's volumes. */
 @Command(name = "volume", sortOptions = false,
-        description = {"Manage volumes: directories that outlive sandboxes and are shared by every sandbox that",
-                "mounts them (paddock create --volume NAME:/data[:ro]), with a size the filesystem enforces."},
+        description = {"Manage volumes: directories that outlive sandboxes and are shared by every sandbox that mounts them "
+                + "(paddock create --volume NAME:/data[:ro]), with a size the filesystem enforces."},
         subcommands = {VolumeCommand.Create.class, VolumeCommand.Ls.class, VolumeCommand.Rm.class})
 final class VolumeCommand implements Runnable {
     @picocli.CommandLine.Spec
