@@ -403,6 +403,19 @@ class InitEndToEndTest {
         }
     }
 
+    @Test
+    void aCommandThatKillsItsShimHarmsNeitherTheInitNorTheNextExecs() throws Exception {
+        // The command runs as the init's own uid here, so it may signal its shim (as a root command could in a
+        // sandbox): the exec ends as killed, and the stacks of the dead shim serve the execs after it
+        ExecResult r = run("sh", "-c", "kill -9 $PPID; echo after");
+        assertThat(r.status().outcome()).isEqualTo(ExitStatus.Outcome.SIGNALED);
+        for (int i = 0; i < 20; i++) {
+            assertThat(run("echo", "ok-" + i).stdoutText()).isEqualTo("ok-" + i + "\n");
+        }
+        assertThat(shimStacks(Files.readString(Path.of("/proc", Long.toString(init.process.pid()), "maps"))))
+                .isBetween(1L, 8L);
+    }
+
     /** The shims' stack regions in a maps file: each has two guard pages, inaccessible private anonymous ones. */
     private static long shimStacks(String maps) {
         long guards = maps.lines().filter(l -> {
