@@ -738,16 +738,24 @@ static void shim_mem_put(struct shim_mem *m)
     free(m);
 }
 
-/* The shim pid was reaped: its stacks are free again. */
-static void shim_mem_reaped(pid_t pid)
+/* Takes the stacks of shim pid out of shims_live; NULL if it had none. */
+static struct shim_mem *shim_mem_unlink(pid_t pid)
 {
     for (struct shim_mem **pp = &shims_live; *pp; pp = &(*pp)->next)
         if ((*pp)->pid == pid) {
             struct shim_mem *m = *pp;
             *pp = m->next;
-            shim_mem_put(m);
-            return;
+            return m;
         }
+    return NULL;
+}
+
+/* The shim pid was reaped: its stacks are free again. */
+static void shim_mem_reaped(pid_t pid)
+{
+    struct shim_mem *m = shim_mem_unlink(pid);
+    if (m)
+        shim_mem_put(m);
 }
 
 struct command_arg {
@@ -899,11 +907,10 @@ static int shim_main(void *p)
     return 0;
 }
 
-/* Starts the shim of a command; its pid, or -1 with errno. A light shim's stacks are *mem, which is the shim's
- * until it is reaped (shims_live); a forked one has none (*mem NULL). */
-static pid_t shim_start(struct shim_arg *a, struct shim_mem **mem)
+/* Starts the shim of a command; its pid, or -1 with errno. A light shim's stacks are its own until it is reaped
+ * (shims_live); a forked one has none. */
+static pid_t shim_start(struct shim_arg *a)
 {
-    *mem = NULL;
     if (LIGHT_SHIM) {
         struct shim_mem *m = shim_mem_get();
         if (m) {
@@ -920,7 +927,6 @@ static pid_t shim_start(struct shim_arg *a, struct shim_mem **mem)
             m->pid = pid;
             m->next = shims_live;
             shims_live = m;
-            *mem = m;
             return pid;
         }
         logmsg("no memory for a shim's stacks: forking it");
@@ -1069,9 +1075,8 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
     memset(&fr, 0, sizeof(fr));
     struct direct_arg da = {&s, &fr, e->cg, {in[0], out[1], err[1]}};
     struct shim_arg sa = {&s, e->cg, NULL, {in[0], out[1], err[1], st[1], 2}};
-    struct shim_mem *mem = NULL;
     pid_t shim = direct ? clone(direct_main, command_stack + sizeof(command_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &da)
-                        : shim_start(&sa, &mem);
+                        : shim_start(&sa);
     int fork_errno = errno;
     close_fd(&in[0]);
     close_fd(&out[1]);
@@ -1083,16 +1088,11 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
     int have_first = 0, keep_request = 0;
     if (!direct && shim > 0) {
         have_first = first_record(st[0], &first) == 0;
-        if (!have_first && mem) {
-            /* The shim died before its command executed (killed from outside), and the command may still run on
-             * the stacks and read the request: both stay the command's for good. read_status reports the death. */
-            for (struct shim_mem **pp = &shims_live; *pp; pp = &(*pp)->next)
-                if (*pp == mem) {
-                    *pp = mem->next;
-                    break;
-                }
+        /* The shim died before its command executed (killed from outside), and the command may still run on a
+         * light shim's stacks and read the request: both stay the command's for good. read_status reports the
+         * death. */
+        if (!have_first && shim_mem_unlink(shim))
             keep_request = 1;
-        }
     }
     if (shim < 0) {
         close_fd(&in[1]);
