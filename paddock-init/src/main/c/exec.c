@@ -1082,11 +1082,20 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
     close_fd(&out[1]);
     close_fd(&err[1]);
     close_fd(&st[1]);
-    /* A shim's first record, waited for (see first_record); a direct command has executed or failed by now
-     * (CLONE_VFORK). */
+    /* The first record: a direct command has executed or failed by now (CLONE_VFORK), so the init makes what a
+     * shim would have reported; a shim's is waited for (see first_record). */
     struct shim_rec first;
     int have_first = 0, keep_request = 0;
-    if (!direct && shim > 0) {
+    if (direct && shim > 0) {
+        memset(&first, 0, sizeof(first));
+        if (__atomic_load_n(&fr.type, __ATOMIC_ACQUIRE) == REC_FAILED) {
+            first = fr;
+        } else {
+            first.type = REC_SPAWNED;
+            first.pid = shim;
+        }
+        have_first = 1;
+    } else if (shim > 0) {
         have_first = first_record(st[0], &first) == 0;
         /* The shim died before its command executed (killed from outside), and the command may still run on a
          * light shim's stacks and read the request: both stay the command's for good. read_status reports the
@@ -1141,21 +1150,10 @@ void exec_spawn(uint32_t id, const uint8_t *p, size_t n)
     n_records++;
     if (!keep_request)
         spawn_req_free(&s);
-    if (direct) {
-        /* The command has executed or failed by now (CLONE_VFORK): what a shim would have reported. */
-        struct shim_rec r;
-        memset(&r, 0, sizeof(r));
-        if (__atomic_load_n(&fr.type, __ATOMIC_ACQUIRE) == REC_FAILED) {
-            r = fr;
-        } else {
-            r.type = REC_SPAWNED;
-            r.pid = shim;
-        }
-        on_record(e, &r);
-    } else if (have_first) {
+    if (have_first) {
         on_record(e, &first);
         if (e->main_exited)
-            close_fd(&e->status_fd); /* failed to start: the shim has nothing more to say */
+            close_fd(&e->status_fd); /* failed to start: a shim has nothing more to say (direct: none) */
     }
     if (e->eof_pending)
         write_stdin(e);
