@@ -6,6 +6,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -147,6 +148,45 @@ class LimitsTest {
             }
             // exactly the limit is fine
             assertThat(f.put(files + "?path=/workspace/up/ok.bin", new byte[(int) MAX_UPLOAD]).statusCode()).isEqualTo(204);
+        } finally {
+            f.delete("/v1/sandboxes/" + id);
+        }
+    }
+
+    /**
+     * A58: a client that writes its whole body before it reads (Python's http.client, most simple clients) still
+     * gets the 413, not a reset connection: the daemon answers at once, then reads and drops the rest of the body
+     * (within a bound) before it closes, as nginx's lingering close does.
+     */
+    @Test
+    void aClientThatWritesTheWholeBodyBeforeReadingStillGetsThe413() throws Exception {
+        String id = f.createSandboxId();
+        String files = "/v1/sandboxes/" + id + "/files";
+        try {
+            byte[] body = new byte[16 << 20];
+            RawHttp.Reply announced = RawHttp.writeThenRead(f.server.url(), "PUT " + files
+                    + "?path=/workspace/whole.bin HTTP/1.1\r\nHost: x\r\n" + auth() + "\r\nContent-Length: " + body.length,
+                    body, 20_000);
+            assertThat(announced.status()).as(announced.body()).isEqualTo(413);
+            assertThat(errorCode(announced.body())).isEqualTo("RESOURCE_EXHAUSTED");
+            assertThat(announced.headers()).containsEntry("connection", "close");
+
+            byte[] json = ("{\"labels\":{\"a\":\"" + "x".repeat(16 << 20) + "\"}}").getBytes(StandardCharsets.UTF_8);
+            RawHttp.Reply create = RawHttp.writeThenRead(f.server.url(), "POST /v1/sandboxes HTTP/1.1\r\nHost: x\r\n"
+                    + auth() + "\r\nContent-Type: application/json\r\nContent-Length: " + json.length, json, 20_000);
+            assertThat(create.status()).as(create.body()).isEqualTo(413);
+
+            ByteArrayOutputStream chunks = new ByteArrayOutputStream();
+            byte[] chunk = ("8000\r\n" + "y".repeat(0x8000) + "\r\n").getBytes(StandardCharsets.US_ASCII);
+            for (int i = 0; i < 512; i++) { // 16 MiB
+                chunks.write(chunk);
+            }
+            chunks.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            RawHttp.Reply chunked = RawHttp.writeThenRead(f.server.url(), "PUT " + files
+                    + "?path=/workspace/whole.bin HTTP/1.1\r\nHost: x\r\n" + auth() + "\r\nTransfer-Encoding: chunked",
+                    chunks.toByteArray(), 20_000);
+            assertThat(chunked.status()).as(chunked.body()).isEqualTo(413);
+            assertThat(f.get(files + "/stat?path=/workspace/whole.bin").statusCode()).isEqualTo(404);
         } finally {
             f.delete("/v1/sandboxes/" + id);
         }

@@ -46,6 +46,21 @@ final class RawHttp {
         }
     }
 
+    /**
+     * Writes {@code head} and all of {@code body} before it reads the response, as a client that does not watch for
+     * an early answer does.
+     */
+    static Reply writeThenRead(URI base, String head, byte[] body, int readTimeoutMillis) throws IOException {
+        try (Socket s = new Socket(base.getHost(), base.getPort())) {
+            s.setSoTimeout(readTimeoutMillis);
+            OutputStream out = s.getOutputStream();
+            out.write((head + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            out.write(body);
+            out.flush();
+            return read(s.getInputStream());
+        }
+    }
+
     interface BodyWriter {
         void write(OutputStream out) throws IOException;
     }

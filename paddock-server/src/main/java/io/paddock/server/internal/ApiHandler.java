@@ -59,6 +59,8 @@ public final class ApiHandler extends Handler.Abstract {
     private static final int COPY_CHUNK = 64 * 1024;
     /** Request attribute: the handler read the whole body, so the connection can carry the next request. */
     private static final String BODY_READ = "io.paddock.bodyRead";
+    /** How long the rest of a body refused for its size is read and dropped after the 413 (nginx's lingering_time). */
+    private static final long LINGER_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
 
     private final Paddock paddock;
     private final AuthGuard auth;
@@ -482,8 +484,7 @@ public final class ApiHandler extends Handler.Abstract {
     }
 
     private BodyStream uploadBody(Request request, String what) {
-        return new BodyStream(Content.Source.asInputStream(request), limits.maxUploadBytes(), what,
-                limits.idleTimeout().toNanos(), limits.minUploadRate());
+        return BodyStream.of(request, limits.maxUploadBytes(), what, limits.idleTimeout().toNanos(), limits.minUploadRate());
     }
 
     /**
@@ -718,8 +719,7 @@ public final class ApiHandler extends Handler.Abstract {
         if (length > limits.maxUploadBytes()) {
             throw HttpError.tooLarge("the upload", limits.maxUploadBytes());
         }
-        try (BodyStream body = new BodyStream(Content.Source.asInputStream(request), limits.maxUploadBytes(),
-                "the upload", limits.idleTimeout().toNanos(), limits.minUploadRate())) {
+        try (BodyStream body = uploadBody(request, "the upload")) {
             try {
                 sb.files().write(path, body); // streamed in chunks; aborted (no file left) if the body fails
             } finally {
@@ -771,8 +771,7 @@ public final class ApiHandler extends Handler.Abstract {
             throw HttpError.tooLarge("the JSON body", limits.maxJsonBytes());
         }
         byte[] bytes;
-        try (BodyStream in = new BodyStream(Content.Source.asInputStream(request), limits.maxJsonBytes(),
-                "the JSON body", limits.idleTimeout().toNanos(), 0)) {
+        try (BodyStream in = BodyStream.of(request, limits.maxJsonBytes(), "the JSON body", limits.idleTimeout().toNanos(), 0)) {
             bytes = in.readAllBytes();
         }
         request.setAttribute(BODY_READ, Boolean.TRUE);
@@ -821,7 +820,30 @@ public final class ApiHandler extends Handler.Abstract {
             // arrived, so that the same refusal always has the same headers (A62: no oracle).
             response.getHeaders().put(HttpHeader.CONNECTION, "close");
         }
-        json(response, callback, f.status(), f.body());
+        if (f.status() == 413 || BodyStream.refusedForSize(request)) {
+            answerThenDropTheBody(request, response, callback, f);
+        } else {
+            json(response, callback, f.status(), f.body());
+        }
+    }
+
+    /**
+     * Sends a refusal of a body over the limit at once (A58: early), then reads and drops what the client goes on
+     * sending ({@link BodyStream#dropRest}) before the exchange ends and the connection closes.
+     */
+    private static void answerThenDropTheBody(Request request, Response response, Callback callback, Failure f) {
+        Callback.Completable sent = new Callback.Completable();
+        json(response, sent, f.status(), f.body());
+        try {
+            sent.get(); // the write completes or fails within Jetty's idle timeout
+            BodyStream.dropRest(request, LINGER_NANOS);
+            callback.succeeded();
+        } catch (java.util.concurrent.ExecutionException e) {
+            callback.failed(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            callback.failed(e);
+        }
     }
 
     /** The request's path as logs may show it: a signed port link's token is hidden. */

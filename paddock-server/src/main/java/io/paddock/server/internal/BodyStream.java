@@ -1,6 +1,8 @@
 package io.paddock.server.internal;
 
 import io.paddock.ErrorCode;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Request;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -14,8 +16,15 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>The failures are unchecked {@link HttpError}s so that they pass unchanged through code that wraps
  * {@link IOException}s (the engine's upload loop), which then aborts the upload. Not thread-safe.
+ *
+ * <p>A body refused for its size is left to {@link #dropRest} rather than closed: closed part-way, Jetty fails the
+ * request's content, and the connection then closes under a client that is still sending it.
  */
 public final class BodyStream extends InputStream {
+    /** Request attribute: the stream of a body refused for its size, positioned where the refusal stopped reading. */
+    private static final String REST = "io.paddock.bodyRest";
+
+    private final Request request;
     private final InputStream in;
     private final long limit;
     private final String what;
@@ -23,12 +32,23 @@ public final class BodyStream extends InputStream {
     private final long deadlineNanos;
     private final long minRate;
     private long count;
+    private boolean overLimit;
 
     /**
      * @param deadlineNanos for a whole body ({@code minRate == 0}) or the grace period before the rate
      *                      applies ({@code minRate > 0})
      */
     public BodyStream(InputStream in, long limit, String what, long deadlineNanos, long minRate) {
+        this(null, in, limit, what, deadlineNanos, minRate);
+    }
+
+    /** {@code request}'s body, which {@link #dropRest} reads to its end if it turns out to be over the limit. */
+    public static BodyStream of(Request request, long limit, String what, long deadlineNanos, long minRate) {
+        return new BodyStream(request, Content.Source.asInputStream(request), limit, what, deadlineNanos, minRate);
+    }
+
+    private BodyStream(Request request, InputStream in, long limit, String what, long deadlineNanos, long minRate) {
+        this.request = request;
         this.in = in;
         this.limit = limit;
         this.what = what;
@@ -65,6 +85,7 @@ public final class BodyStream extends InputStream {
         if (n > 0) {
             count += n;
             if (count > limit) {
+                overLimit = true;
                 throw HttpError.tooLarge(what, limit);
             }
             checkRate();
@@ -95,6 +116,35 @@ public final class BodyStream extends InputStream {
 
     @Override
     public void close() throws IOException {
-        in.close();
+        if (overLimit && request != null) {
+            request.setAttribute(REST, in); // for dropRest, after the 413 has gone out
+        } else {
+            in.close();
+        }
+    }
+
+    /** Whether a body of {@code request} was refused for its size and its stream kept for {@link #dropRest}. */
+    static boolean refusedForSize(Request request) {
+        return request.getAttribute(REST) != null;
+    }
+
+    /**
+     * Reads and drops what is left of {@code request}'s body, refused for its size, for at most {@code nanos} (and
+     * Jetty's idle timeout while the client is silent); called once the 413 has gone out. A client that reads its
+     * answer only once it has sent the whole body (Python's http.client, most simple clients) would otherwise meet a
+     * reset connection in place of the answer; one that reads as it sends has the answer already and may hang up.
+     * nginx's lingering close does the same.
+     */
+    static void dropRest(Request request, long nanos) {
+        long until = System.nanoTime() + nanos;
+        InputStream rest = request.getAttribute(REST) instanceof InputStream kept ? kept : Content.Source.asInputStream(request);
+        try (rest) {
+            byte[] buf = new byte[64 << 10];
+            while (System.nanoTime() - until < 0 && rest.read(buf) >= 0) {
+                // dropped
+            }
+        } catch (IOException | RuntimeException e) {
+            // the client hung up or went silent: the connection closes either way
+        }
     }
 }
