@@ -71,6 +71,7 @@ public record OciHost(Path stateDir, Path storageDir, Path initBinary, Cgroups c
             Files.setPosixFilePermissions(stateDir.resolve("resolv"), PosixFilePermissions.fromString("rwx--x--x"));
             Files.createDirectories(stateDir.resolve("images"));
             Files.setPosixFilePermissions(stateDir.resolve("images"), PosixFilePermissions.fromString("rwx--x--x"));
+            requirePassable(stateDir);
         } catch (IOException e) {
             throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "cannot create the state directory " + stateDir + ": " + e);
         }
@@ -80,6 +81,25 @@ public record OciHost(Path stateDir, Path storageDir, Path initBinary, Cgroups c
         return new OciHost(stateDir, storageDir, initBinary, cgroups, HostFacts.probe(cgroups), image,
                 new UidLeases(stateDir.resolve("uids"), UidLeases.DEFAULT_BASE, UidLeases.DEFAULT_SLOTS),
                 new RootfsTool(rootfs));
+    }
+
+    /**
+     * Checks that every directory above the state directory lets others pass: a sandbox's processes run as a host uid
+     * of their own and reach their root, mounts and resolv.conf through it. Under a private parent (a {@code mktemp
+     * -d}, {@code /root}) every create would fail with the runtime's "permission denied" while mounting the root.
+     */
+    static void requirePassable(Path stateDir) throws IOException {
+        Path real = stateDir.toRealPath();
+        for (Path dir = real.getParent(); dir != null; dir = dir.getParent()) {
+            java.util.Set<java.nio.file.attribute.PosixFilePermission> mode = Files.getPosixFilePermissions(dir);
+            if (!mode.contains(java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE)) {
+                throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "the state directory " + stateDir
+                        + " is out of sandboxes' reach: " + dir + " has mode " + PosixFilePermissions.toString(mode)
+                        + ", and each sandbox runs as a host uid of its own that must pass through it to its root."
+                        + " Let others pass it (chmod o+x " + dir + ") or choose a state directory elsewhere (the"
+                        + " default is " + io.paddock.LocalOptions.DEFAULT_STATE_DIR + ").");
+            }
+        }
     }
 
     /**
