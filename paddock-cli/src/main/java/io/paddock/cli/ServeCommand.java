@@ -28,7 +28,7 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--data-dir", paramLabel = "DIR", description = "Where the daemon keeps its SQLite file and token (default: /var/lib/paddock).")
     Path dataDir = DaemonOptions.DEFAULT_DATA_DIR;
 
-    @Option(names = "--state-dir", paramLabel = "DIR", description = "Where sandboxes' runtime state lives (default: /run/paddock).")
+    @Option(names = "--state-dir", paramLabel = "DIR", description = "Where sandboxes' runtime state lives (default: /run/paddock). Every directory above it must let others pass (o+x): sandboxes reach their roots through it.")
     Path stateDir = LocalOptions.DEFAULT_STATE_DIR;
 
     @Option(names = "--max-sandboxes", paramLabel = "N", description = "The most live sandboxes at once (default: 1000); more get HTTP 429.")
