@@ -492,8 +492,9 @@ public final class ApiHandler extends Handler.Abstract {
      * tenant's tag, a context refused part-way), within the upload limits, before answering. A client that
      * streams the body (the remote SDK) would otherwise meet a reset connection while still sending, and never
      * see the answer (java.net.http also cannot wait for {@code 100 Continue} here: it hangs on a final
-     * answer). Refusals before authentication are never drained. A body over the limit or too slow is given up
-     * on: the connection then closes, as for any refusal before the body was read.
+     * answer). Refusals before authentication are never drained. A body too slow is given up on: the connection
+     * then closes, as for any refusal before the body was read. A body over the limit is given up on too, and what
+     * is left of it dropped once the answer has gone out ({@link #answerThenDropTheBody}).
      */
     private void drain(Request request, BodyStream started) {
         if (!carriesBody(request) || request.getLength() > limits.maxUploadBytes()) {
