@@ -41,7 +41,9 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 /**
@@ -60,7 +62,7 @@ public final class ApiHandler extends Handler.Abstract {
     /** Request attribute: the handler read the whole body, so the connection can carry the next request. */
     private static final String BODY_READ = "io.paddock.bodyRead";
     /** How long the rest of a body refused for its size is read and dropped after the 413 (nginx's lingering_time). */
-    private static final long LINGER_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+    private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(30);
 
     private final Paddock paddock;
     private final AuthGuard auth;
@@ -839,7 +841,7 @@ public final class ApiHandler extends Handler.Abstract {
             sent.get(); // the write completes or fails within Jetty's idle timeout
             BodyStream.dropRest(request, LINGER_NANOS);
             callback.succeeded();
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             callback.failed(e.getCause());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

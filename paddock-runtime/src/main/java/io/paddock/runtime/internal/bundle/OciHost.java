@@ -13,8 +13,10 @@ import io.paddock.runtime.internal.oci.BundlePlan;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
+import java.util.Set;
 
 /**
  * What every OCI tier on this host shares: the state directory (bundles, uid leases, images), the cgroup
@@ -91,8 +93,8 @@ public record OciHost(Path stateDir, Path storageDir, Path initBinary, Cgroups c
     static void requirePassable(Path stateDir) throws IOException {
         Path real = stateDir.toRealPath();
         for (Path dir = real.getParent(); dir != null; dir = dir.getParent()) {
-            java.util.Set<java.nio.file.attribute.PosixFilePermission> mode = Files.getPosixFilePermissions(dir);
-            if (!mode.contains(java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE)) {
+            Set<PosixFilePermission> mode = Files.getPosixFilePermissions(dir);
+            if (!mode.contains(PosixFilePermission.OTHERS_EXECUTE)) {
                 throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "the state directory " + stateDir
                         + " is out of sandboxes' reach: " + dir + " has mode " + PosixFilePermissions.toString(mode)
                         + ", and each sandbox runs as a host uid of its own that must pass through it to its root."
