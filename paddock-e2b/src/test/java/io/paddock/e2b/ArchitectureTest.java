@@ -14,7 +14,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The module's public API ({@link E2bServer}, {@link E2bOptions}, {@link E2bAccess}) is JDK and Paddock API
- * types only: no Jetty or Jackson type leaks out (STYLE.md #1); the rest is in {@code io.paddock.e2b.internal}.
+ * types only: no Jetty or Jackson type leaks out (docs/CONTRIBUTING.md, "Public and internal"); the rest is in {@code io.paddock.e2b.internal}.
  */
 class ArchitectureTest {
     @Test

@@ -10,8 +10,8 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 
 /**
- * The rules of docs/ARCHITECTURE.md and STYLE.md that a compiler does not check: the public API is
- * JDK-only, and privileged host operations live in one fenced package.
+ * The rules of docs/CONTRIBUTING.md ("Public and internal", "The fence", "Layers") that a compiler does not
+ * check: the public API is JDK-only, and privileged host operations live in one fenced package.
  */
 class ArchitectureTest {
     private static JavaClasses main;
