@@ -71,6 +71,14 @@ public final class Printable {
         return s.toString();
     }
 
+    /**
+     * A one-line field meant for a person (a reason, a detail) that may hold a name: as {@link #text}, with
+     * newlines and tabs escaped too, so it stays one line.
+     */
+    public static String line(String text) {
+        return text(text).replace("\n", "\\n").replace("\t", "\\t");
+    }
+
     private static boolean unsafe(int c) {
         return switch (Character.getType(c)) {
             case Character.CONTROL, Character.FORMAT, Character.LINE_SEPARATOR, Character.PARAGRAPH_SEPARATOR,

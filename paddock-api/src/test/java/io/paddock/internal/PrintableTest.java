@@ -17,6 +17,7 @@ class PrintableTest {
         assertThat(Printable.name("bad\uFFFDbyte")).as("bytes that were not UTF-8").isEqualTo("$'bad\\uFFFDbyte'");
         assertThat(Printable.name("it's\\x\n")).isEqualTo("$'it\\'s\\\\x\\n'");
         assertThat(Printable.name("c1\u009bx")).isEqualTo("$'c1\\x9Bx'");
+        assertThat(Printable.line("link-outside: x\nD y\r")).isEqualTo("link-outside: x\\nD y\\x0D");
         assertThat(Printable.text("line one\nconflicting paths: a\u001b]0;x\u0007")).isEqualTo("line one\nconflicting paths: a\\x1B]0;x\\x07");
     }
 

@@ -64,7 +64,7 @@ final class CodebaseCommand implements Runnable {
                 info = p.codebases().create(name, from, new CodebaseOptions(ignore, max));
             }
             for (CodebaseInfo.Skipped s : info.skipped()) {
-                System.err.println("left out " + Printable.name(s.path()) + " (" + Printable.text(s.reason()) + ")");
+                System.err.println("left out " + Printable.name(s.path()) + " (" + Printable.line(s.reason()) + ")");
             }
             if (json) {
                 ImageCommand.printJson(json(info));
@@ -168,7 +168,7 @@ final class CodebaseCommand implements Runnable {
                 info = p.codebases().commit(sb.id());
             }
             for (CodebaseInfo.Skipped s : info.skipped()) {
-                System.err.println("not applied " + Printable.name(s.path()) + " (" + Printable.text(s.reason()) + ")");
+                System.err.println("not applied " + Printable.name(s.path()) + " (" + Printable.line(s.reason()) + ")");
             }
             System.err.printf("codebase %s is now at revision %d%n", info.name(), info.revision());
             return 0;

@@ -441,7 +441,7 @@ public final class CodebaseStore {
                 // a link of the revision being made, which only the engine writes: its directories are real
                 Files.delete(Revisions.safeTarget(tmp, p));
                 written.remove(p);
-                refused.add(new CodebaseInfo.Skipped(p, "link-outside: " + target + ": " + escaping.get(p)));
+                refused.add(new CodebaseInfo.Skipped(p, "link-outside: " + Printable.name(target) + ": " + escaping.get(p)));
             }
         }
     }
