@@ -1,7 +1,8 @@
 package io.paddock;
 
 /**
- * One path a sandbox changed in its codebase.
+ * One path a sandbox changed in its codebase. {@link #toString} is a line for a person: the path, which the
+ * sandbox chose, is quoted if it holds a newline, a control character or bytes that were not UTF-8.
  *
  * @param path     relative to the codebase's root
  * @param kind     what happened to it
@@ -16,6 +17,6 @@ public record CodebaseChange(String path, Kind kind, boolean writable) {
             case ADDED -> "A";
             case MODIFIED -> "M";
             case DELETED -> "D";
-        } + " " + path + (writable ? "" : "  (not writable by the rules: never committed)");
+        } + " " + io.paddock.internal.Printable.name(path) + (writable ? "" : "  (not writable by the rules: never committed)");
     }
 }

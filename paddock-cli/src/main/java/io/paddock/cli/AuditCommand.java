@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.paddock.ErrorCode;
 import io.paddock.SandboxException;
 import io.paddock.wire.Wire;
+import io.paddock.internal.Printable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -94,7 +95,7 @@ final class AuditCommand implements Callable<Integer> {
         for (String k : List.of("path", "to", "name", "context", "shell", "port", "image", "target", "tags", "forks")) {
             JsonNode v = e.get(k);
             if (v != null) {
-                words.add(k + "=" + (v.isArray() ? join(v) : v.asText()));
+                words.add(k + "=" + Printable.name(v.isArray() ? join(v) : v.asText()));
             }
         }
         return words.isEmpty() ? "" : String.join(" ", words);

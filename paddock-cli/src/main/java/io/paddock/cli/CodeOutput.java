@@ -6,6 +6,7 @@ import io.paddock.code.CodeListener;
 import io.paddock.code.CodeResult;
 import io.paddock.code.Plot;
 import io.paddock.code.RichOutput;
+import io.paddock.internal.Printable;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -110,7 +111,7 @@ final class CodeOutput implements CodeListener {
         for (Artifact a : result.artifacts()) {
             Path target = inside(dir, a.name());
             if (target == null || a.content().isEmpty()) {
-                err.println("paddock: skipped artifact '" + a.name() + "': "
+                err.println("paddock: skipped artifact " + Printable.name(a.name()) + ": "
                         + (target == null ? "its name leads outside " + dir : "its content did not come back"));
                 continue;
             }

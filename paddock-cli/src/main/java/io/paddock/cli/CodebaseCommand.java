@@ -8,6 +8,7 @@ import io.paddock.CodebaseInfo;
 import io.paddock.CodebaseOptions;
 import io.paddock.Paddock;
 import io.paddock.Sandbox;
+import io.paddock.internal.Printable;
 import io.paddock.wire.Wire;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -63,7 +64,7 @@ final class CodebaseCommand implements Runnable {
                 info = p.codebases().create(name, from, new CodebaseOptions(ignore, max));
             }
             for (CodebaseInfo.Skipped s : info.skipped()) {
-                System.err.println("left out " + s.path() + " (" + s.reason() + ")");
+                System.err.println("left out " + Printable.name(s.path()) + " (" + Printable.line(s.reason()) + ")");
             }
             if (json) {
                 ImageCommand.printJson(json(info));
@@ -146,7 +147,7 @@ final class CodebaseCommand implements Runnable {
                 ImageCommand.printJson(a);
                 return 0;
             }
-            changes.forEach(System.out::println);
+            changes.forEach(System.out::println); // CodebaseChange.toString quotes the sandbox-chosen path
             return 0;
         }
     }
@@ -167,7 +168,7 @@ final class CodebaseCommand implements Runnable {
                 info = p.codebases().commit(sb.id());
             }
             for (CodebaseInfo.Skipped s : info.skipped()) {
-                System.err.println("not applied " + s.path() + " (" + s.reason() + ")");
+                System.err.println("not applied " + Printable.name(s.path()) + " (" + Printable.line(s.reason()) + ")");
             }
             System.err.printf("codebase %s is now at revision %d%n", info.name(), info.revision());
             return 0;

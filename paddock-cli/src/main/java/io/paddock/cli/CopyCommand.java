@@ -6,6 +6,7 @@ import io.paddock.Paddock;
 import io.paddock.Sandbox;
 import io.paddock.SandboxException;
 import io.paddock.SandboxFiles;
+import io.paddock.internal.Printable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Parameters;
@@ -87,7 +88,7 @@ final class CopyCommand implements Callable<Integer> {
                 files.write(target, in);
             }
         } else {
-            System.err.println("paddock: skipping " + local + ": not a regular file or directory");
+            System.err.println("paddock: skipping " + Printable.name(local.toString()) + ": not a regular file or directory");
         }
     }
 
@@ -129,7 +130,7 @@ final class CopyCommand implements Callable<Integer> {
                     Files.deleteIfExists(tmp);
                 }
             }
-            default -> System.err.println("paddock: skipping " + remote + ": " + info.type().name().toLowerCase()
+            default -> System.err.println("paddock: skipping " + Printable.name(remote.toString()) + ": " + info.type().name().toLowerCase()
                     + " (only regular files and directories are copied)");
         }
     }

@@ -3,6 +3,7 @@ package io.paddock.cli;
 import io.paddock.ErrorCode;
 import io.paddock.ExitStatus;
 import io.paddock.SandboxException;
+import io.paddock.internal.Printable;
 import picocli.CommandLine;
 
 import java.io.PrintWriter;
@@ -40,11 +41,11 @@ final class ExitCodes {
         public int handleExecutionException(Exception ex, CommandLine cli, CommandLine.ParseResult parsed) {
             PrintWriter err = cli.getErr();
             if (ex instanceof SandboxException se) {
-                err.println("paddock: " + se.getMessage());
+                err.println("paddock: " + Printable.text(se.getMessage()));
                 err.flush();
                 return of(se);
             }
-            err.println("paddock: internal error: " + ex);
+            err.println("paddock: internal error: " + Printable.text(String.valueOf(ex)));
             if (System.getenv("PADDOCK_DEBUG") != null) {
                 ex.printStackTrace(err);
             } else {

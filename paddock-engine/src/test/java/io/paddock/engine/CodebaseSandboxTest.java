@@ -115,8 +115,12 @@ class CodebaseSandboxTest {
         }
 
         Sandbox create(PermissionPreset preset, String... rules) {
+            return create(name, preset, rules);
+        }
+
+        Sandbox create(String codebase, PermissionPreset preset, String... rules) {
             return paddock.create(SandboxSpec.builder().image(image()).memory(ByteSize.mib(256)).disk(ByteSize.mib(64))
-                    .codebase(new CodebaseMount(name, "/workspace", preset, rules(rules))).build());
+                    .codebase(new CodebaseMount(codebase, "/workspace", preset, rules(rules))).build());
         }
 
         static String sh(Sandbox sb, String script) {
@@ -211,6 +215,62 @@ class CodebaseSandboxTest {
                         .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
                 assertThat(paddock.codebases().get(name).revision()).isEqualTo(revision);
                 paddock.codebases().commit(a.id()); // the same changes again: no conflict
+            }
+        }
+
+        /**
+         * Issue 32, breach 1: deleting a directory, or replacing it with a file, removed the {@code none} files
+         * under it that the sandbox never saw. Now the writable parts go and the rest stays, listed as skipped,
+         * and the diff says so beforehand.
+         */
+        @Test
+        void aDeletionOrTypeChangeRemovesOnlyWhatTheRulesMakeWritable() throws IOException {
+            Path src = Files.createTempDirectory("paddock-codebase-hidden");
+            String hidden = "test-cbh-" + UUID.randomUUID().toString().substring(0, 8);
+            try {
+                for (String f : List.of("config/secrets/prod.key", "out/sub/.netrc")) {
+                    Files.createDirectories(src.resolve(f).getParent());
+                    Files.writeString(src.resolve(f), SECRET);
+                }
+                Files.writeString(src.resolve("config/app.yml"), "app");
+                Files.writeString(src.resolve("out/sub/keep.txt"), "keep");
+                paddock.codebases().create(hidden, src);
+                try (Sandbox sb = create(hidden, PermissionPreset.DEVELOPMENT)) {
+                    assertThat(sh(sb, "rm -rf /workspace/config /workspace/out/sub && echo x > /workspace/out/sub && echo done"))
+                            .isEqualTo("done\n");
+                    assertThat(paddock.codebases().diff(sb.id())).contains(
+                            new CodebaseChange("config", CodebaseChange.Kind.DELETED, false),
+                            new CodebaseChange("config/app.yml", CodebaseChange.Kind.DELETED, true),
+                            new CodebaseChange("out/sub", CodebaseChange.Kind.MODIFIED, false));
+                    CodebaseInfo after = paddock.codebases().commit(sb.id());
+                    assertThat(after.skipped()).extracting(CodebaseInfo.Skipped::path).contains("config", "out/sub");
+                }
+                try (Sandbox sb = create(hidden, PermissionPreset.FULL_ACCESS)) {
+                    assertThat(sh(sb, "cat /workspace/config/secrets/prod.key /workspace/out/sub/.netrc /workspace/out/sub/keep.txt;"
+                            + " ls /workspace/config")).isEqualTo(SECRET + SECRET + "keep" + "secrets\n");
+                }
+            } finally {
+                paddock.codebases().remove(hidden);
+                io.paddock.image.internal.store.ImageStore.deleteTree(src);
+            }
+        }
+
+        /**
+         * Issue 32, breach 2: each link of the chain looks inside on paper, but resolved as the kernel does
+         * ({@code b} is the root, so {@code b/../..} is above it) {@code c}, {@code e} and {@code g} lead out.
+         */
+        @Test
+        void aCommitStoresNoLinkChainThatLeadsOutOfTheCodebase() {
+            try (Sandbox sb = create(PermissionPreset.FULL_ACCESS)) {
+                sh(sb, "mkdir /workspace/sub && cd /workspace/sub && ln -s .. b && ln -s b/../.. c && ln -s c/../.. e"
+                        + " && ln -s e/../.. g && ln -s b/src in");
+                CodebaseInfo after = paddock.codebases().commit(sb.id());
+                assertThat(after.skipped()).extracting(CodebaseInfo.Skipped::path).contains("sub/c", "sub/e", "sub/g")
+                        .doesNotContain("sub/b", "sub/in");
+            }
+            try (Sandbox sb = create(PermissionPreset.FULL_ACCESS)) {
+                assertThat(sh(sb, "cd /workspace/sub && for f in b c e g in; do [ -L $f ] && echo $f; done; cat in/main.py"))
+                        .isEqualTo("b\nin\ncode");
             }
         }
 

@@ -10,6 +10,7 @@ import io.paddock.CodebaseOptions;
 import io.paddock.ErrorCode;
 import io.paddock.Permission;
 import io.paddock.SandboxException;
+import io.paddock.internal.Printable;
 import io.paddock.internal.Validate;
 import io.paddock.workspace.internal.PermissionPlan;
 import io.paddock.workspace.internal.Revisions;
@@ -341,9 +342,14 @@ public final class CodebaseStore {
             Path base = home(mount.codebase()).resolve("r" + baseRevision(sandboxId, mount.codebase()));
             try {
                 Tree tree = Revisions.list(base);
+                CodebaseInfo current = get(mount.codebase());
+                Path head = home(mount.codebase()).resolve("r" + current.revision());
+                Tree headTree = head.equals(base) ? tree : Revisions.list(head);
                 PermissionPlan plan = PermissionPlan.compile(mount.preset(), mount.rules(), tree);
-                return UpperDiff.of(upper, base, tree).stream()
-                        .map(c -> new CodebaseChange(c.path(), c.kind(), plan.levelOf(c.path()) == Permission.WRITE)).toList();
+                // As a commit would decide: a deletion the rules allow only in part shows as refused, with the
+                // writable paths under it that it does delete.
+                return Commits.decide(UpperDiff.of(upper, base, tree), plan, tree, headTree).stream()
+                        .map(d -> new CodebaseChange(d.change().path(), d.change().kind(), d.applied())).toList();
             } catch (IOException e) {
                 throw new SandboxException(ErrorCode.INTERNAL, "reading the changes of " + sandboxId + " failed: " + e, e);
             }
@@ -366,17 +372,16 @@ public final class CodebaseStore {
             Path tmp = home.resolve(".tmp-" + random());
             try {
                 Tree baseTree = Revisions.list(base);
+                Tree headTree = head.equals(base) ? baseTree : Revisions.list(head);
                 PermissionPlan plan = PermissionPlan.compile(mount.preset(), mount.rules(), baseTree);
                 List<UpperDiff.Change> all = UpperDiff.of(upper, base, baseTree);
                 List<UpperDiff.Change> apply = new ArrayList<>();
                 List<CodebaseInfo.Skipped> refused = new ArrayList<>();
-                for (UpperDiff.Change c : all) {
-                    if (plan.levelOf(c.path()) != Permission.WRITE) {
-                        refused.add(new CodebaseInfo.Skipped(c.path(), "not writable under the sandbox's rules"));
-                    } else if (c.type() == UpperDiff.Kind.SYMLINK && leavesRoot(c.path(), c.linkTarget())) {
-                        refused.add(new CodebaseInfo.Skipped(c.path(), "link-outside: " + c.linkTarget()));
+                for (Commits.Decided d : Commits.decide(all, plan, baseTree, headTree)) {
+                    if (d.applied()) {
+                        apply.add(d.change());
                     } else {
-                        apply.add(c);
+                        refused.add(new CodebaseInfo.Skipped(d.change().path(), d.refused()));
                     }
                 }
                 if (!head.equals(base)) {
@@ -385,12 +390,12 @@ public final class CodebaseStore {
                         throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "codebase '" + name + "' changed since "
                                 + sandboxId + " started (revision " + base.getFileName().toString().substring(1) + ", now "
                                 + current.revision() + "); conflicting paths: " + String.join(", ", conflicts.subList(0,
-                                Math.min(20, conflicts.size()))) + (conflicts.size() > 20 ? ", …" : ""));
+                                Math.min(20, conflicts.size())).stream().map(Printable::name).toList()) + (conflicts.size() > 20 ? ", …" : ""));
                     }
                 }
                 subvolumes.snapshot(head, tmp);
                 Commits.apply(apply, tmp);
-                Tree after = Revisions.list(tmp);
+                Tree after = dropEscapingLinks(tmp, apply, headTree, refused);
                 long bytes = after.entries().stream().mapToLong(Tree.Entry::size).sum();
                 long files = after.entries().stream().filter(e -> e.kind() != Tree.Kind.DIRECTORY).count();
                 Files.move(tmp, next, StandardCopyOption.ATOMIC_MOVE);
@@ -406,23 +411,39 @@ public final class CodebaseStore {
         }
     }
 
-    /** Whether a link at {@code path} with this target would point outside the codebase (or is absolute). */
-    static boolean leavesRoot(String path, String target) {
-        if (target.startsWith("/")) {
-            return true;
-        }
-        int depth = path.split("/").length - 1;
-        for (String s : target.split("/")) {
-            if (s.equals("..")) {
-                depth--;
-                if (depth < 0) {
-                    return true;
+    /**
+     * Removes from {@code tmp} (the next revision being made) each link this commit wrote that leads out of the
+     * codebase, resolved as the kernel would through the revision's other links, listing it as skipped; refuses
+     * the commit if a link it did not write now leads out (a directory on its way replaced by a link).
+     * Returns the revision's listing after.
+     */
+    private static Tree dropEscapingLinks(Path tmp, List<UpperDiff.Change> applied, Tree headTree,
+                                          List<CodebaseInfo.Skipped> refused) throws IOException {
+        java.util.Set<String> written = new java.util.HashSet<>();
+        applied.stream().filter(c -> c.type() == UpperDiff.Kind.SYMLINK).forEach(c -> written.add(c.path()));
+        while (true) {
+            Tree after = Revisions.list(tmp);
+            Map<String, String> escaping = TreeWalk.escapingLinks(after);
+            List<String> own = escaping.keySet().stream().filter(written::contains).toList();
+            if (own.isEmpty()) {
+                Map<String, String> before = TreeWalk.escapingLinks(headTree);
+                List<String> made = escaping.keySet().stream().filter(p -> !before.containsKey(p)).toList();
+                if (!made.isEmpty()) {
+                    throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "the commit would make links of the codebase"
+                            + " lead outside it: " + String.join(", ", made.subList(0, Math.min(20, made.size())).stream()
+                            .map(Printable::name).toList())
+                            + (made.size() > 20 ? ", …" : ""));
                 }
-            } else if (!s.isEmpty() && !s.equals(".")) {
-                depth++;
+                return after;
+            }
+            for (String p : own) {
+                String target = after.get(p).map(Tree.Entry::target).orElse("");
+                // a link of the revision being made, which only the engine writes: its directories are real
+                Files.delete(Revisions.safeTarget(tmp, p));
+                written.remove(p);
+                refused.add(new CodebaseInfo.Skipped(p, "link-outside: " + Printable.name(target) + ": " + escaping.get(p)));
             }
         }
-        return false;
     }
 
     private static String random() {

@@ -8,13 +8,19 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.channels.Channels;
 import java.nio.channels.SeekableByteChannel;
+import java.nio.file.DirectoryStream;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SecureDirectoryStream;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -137,6 +143,101 @@ public final class Revisions {
                 return FileVisitResult.CONTINUE;
             }
         });
+    }
+
+    /** One path of a stored directory as {@link #stat} read it: a link's target, a file's size and mode. */
+    public record Node(Tree.Kind kind, long size, boolean executable, String target) {
+    }
+
+    /**
+     * What {@code rel} is in a stored directory, read through directory descriptors (openat with O_NOFOLLOW at
+     * every step), never by path: empty if it is absent, if something on the way is not a real directory (a link
+     * is never followed, not even an intermediate one), or if it is neither a directory, a file nor a link (a
+     * FIFO or a device is never opened).
+     */
+    public static java.util.Optional<Node> stat(Path root, String rel) throws IOException {
+        List<String> segments = Paths.segments(rel);
+        if (segments.isEmpty()) {
+            return java.util.Optional.of(new Node(Tree.Kind.DIRECTORY, 0, false, ""));
+        }
+        List<SecureDirectoryStream<Path>> chain = new ArrayList<>();
+        try {
+            SecureDirectoryStream<Path> dir = openRoot(root);
+            chain.add(dir);
+            for (int i = 0; i < segments.size(); i++) {
+                Path name = Path.of(segments.get(i));
+                PosixFileAttributes a;
+                try {
+                    a = dir.getFileAttributeView(name, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS).readAttributes();
+                } catch (NoSuchFileException e) {
+                    return java.util.Optional.empty();
+                }
+                if (i < segments.size() - 1) {
+                    if (!a.isDirectory()) {
+                        return java.util.Optional.empty();
+                    }
+                    dir = dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS);
+                    chain.add(dir);
+                    continue;
+                }
+                if (a.isDirectory()) {
+                    return java.util.Optional.of(new Node(Tree.Kind.DIRECTORY, 0, false, ""));
+                }
+                if (a.isRegularFile()) {
+                    return java.util.Optional.of(new Node(Tree.Kind.FILE, a.size(),
+                            a.permissions().contains(PosixFilePermission.OWNER_EXECUTE), ""));
+                }
+                if (a.isSymbolicLink()) {
+                    // Every directory above was checked to be real through descriptors; a stored directory is
+                    // never changed once made, so reading the link by path reaches this very link.
+                    return java.util.Optional.of(new Node(Tree.Kind.SYMLINK, 0, false,
+                            Files.readSymbolicLink(root.resolve(rel)).toString()));
+                }
+                return java.util.Optional.empty();
+            }
+            throw new IllegalStateException();
+        } finally {
+            for (SecureDirectoryStream<Path> d : chain) {
+                d.close();
+            }
+        }
+    }
+
+    /**
+     * Opens the regular file {@code rel} of a stored directory through directory descriptors with O_NOFOLLOW at
+     * every step; anything else (absent, a link anywhere on the way, a FIFO, a device) is refused before any
+     * open, so a read can neither leave the directory nor wait on a pipe.
+     */
+    public static InputStream openFile(Path root, String rel) throws IOException {
+        java.util.Optional<Node> e = stat(root, rel);
+        if (e.isEmpty() || e.get().kind() != Tree.Kind.FILE) {
+            throw new IOException("'" + rel + "' is not a regular file of " + root);
+        }
+        List<String> segments = Paths.segments(rel);
+        List<SecureDirectoryStream<Path>> chain = new ArrayList<>();
+        try {
+            SecureDirectoryStream<Path> dir = openRoot(root);
+            chain.add(dir);
+            for (int i = 0; i < segments.size() - 1; i++) {
+                dir = dir.newDirectoryStream(Path.of(segments.get(i)), LinkOption.NOFOLLOW_LINKS);
+                chain.add(dir);
+            }
+            return Channels.newInputStream(dir.newByteChannel(Path.of(segments.get(segments.size() - 1)),
+                    Set.of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS)));
+        } finally {
+            for (SecureDirectoryStream<Path> d : chain) {
+                d.close();
+            }
+        }
+    }
+
+    private static SecureDirectoryStream<Path> openRoot(Path root) throws IOException {
+        DirectoryStream<Path> top = Files.newDirectoryStream(root);
+        if (!(top instanceof SecureDirectoryStream<Path> dir)) {
+            top.close();
+            throw new IOException("this platform cannot walk a directory by descriptor");
+        }
+        return dir;
     }
 
     /** Whether a stored file is executable by its owner. */

@@ -190,6 +190,32 @@ public final class TreeWalk {
 
     /** Why the link at {@code path} leads out of the root, resolved over the walked links; null if it does not. */
     private String escapes(String path) {
+        return escapes(links, path);
+    }
+
+    /**
+     * The links of {@code tree} that lead out of its root, each resolved from its directory through the tree's
+     * other links as the kernel would (not lexically: {@code c -> b/../..} with {@code b -> ..} climbs above the
+     * root), with why; in the tree's order.
+     */
+    public static Map<String, String> escapingLinks(Tree tree) {
+        Map<String, String> links = new HashMap<>();
+        for (Tree.Entry e : tree.entries()) {
+            if (e.kind() == Tree.Kind.SYMLINK) {
+                links.put(e.path(), e.target());
+            }
+        }
+        Map<String, String> out = new java.util.TreeMap<>(Tree.ORDER);
+        for (String path : links.keySet()) {
+            String why = escapes(links, path);
+            if (why != null) {
+                out.put(path, why);
+            }
+        }
+        return out;
+    }
+
+    private static String escapes(Map<String, String> links, String path) {
         List<String> current = new ArrayList<>(Paths.segments(Paths.parent(path)));
         Deque<String> todo = new ArrayDeque<>();
         String target = links.get(path);

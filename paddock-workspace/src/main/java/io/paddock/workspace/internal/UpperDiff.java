@@ -67,12 +67,13 @@ public final class UpperDiff {
             if (!(ds instanceof SecureDirectoryStream<Path> root)) {
                 throw new IOException("this platform cannot walk a directory by descriptor");
             }
-            d.walk(root, "");
+            d.walk(root, "", false);
         }
         return List.copyOf(d.changes.values());
     }
 
-    private void walk(SecureDirectoryStream<Path> dir, String rel) throws IOException {
+    /** {@code hidesBase}: an opaque directory above hides the base's entries, so each directory here is opaque too. */
+    private void walk(SecureDirectoryStream<Path> dir, String rel, boolean hidesBase) throws IOException {
         List<String> names = new ArrayList<>();
         for (Path p : dir) {
             names.add(p.getFileName().toString());
@@ -89,7 +90,7 @@ public final class UpperDiff {
             }
             boolean inBase = baseTree.get(path).isPresent();
             if (a.isDirectory()) {
-                boolean opaque = opaque(rel, name);
+                boolean opaque = hidesBase || opaque(rel, name);
                 boolean baseDir = baseTree.isDirectory(path);
                 if (!baseDir) {
                     if (inBase) {
@@ -100,7 +101,7 @@ public final class UpperDiff {
                     deleteBaseChildren(path, dir, n);
                 }
                 try (SecureDirectoryStream<Path> sub = dir.newDirectoryStream(n, LinkOption.NOFOLLOW_LINKS)) {
-                    walk(sub, path);
+                    walk(sub, path, opaque || !baseDir);
                 }
             } else if (a.isRegularFile()) {
                 boolean exec = a.permissions().contains(PosixFilePermission.OWNER_EXECUTE);
@@ -156,11 +157,12 @@ public final class UpperDiff {
     }
 
     private boolean same(String path, PosixFileAttributes a, boolean exec, Opener open) throws IOException {
-        Path b = base.resolve(path);
-        if (Files.size(b) != a.size() || Revisions.executable(b) != exec) {
+        // the base read through descriptors: the path is the sandbox's to choose
+        java.util.Optional<Revisions.Node> b = Revisions.stat(base, path);
+        if (b.isEmpty() || b.get().kind() != Tree.Kind.FILE || b.get().size() != a.size() || b.get().executable() != exec) {
             return false;
         }
-        try (InputStream x = open.open(); InputStream y = Files.newInputStream(b, LinkOption.NOFOLLOW_LINKS)) {
+        try (InputStream x = open.open(); InputStream y = Revisions.openFile(base, path)) {
             return equalStreams(x, y);
         }
     }
@@ -198,7 +200,12 @@ public final class UpperDiff {
                 dir = dir.newDirectoryStream(Path.of(segments.get(i)), LinkOption.NOFOLLOW_LINKS);
                 chain.add(dir);
             }
-            SeekableByteChannel ch = dir.newByteChannel(Path.of(segments.get(segments.size() - 1)),
+            Path last = Path.of(segments.get(segments.size() - 1));
+            // Only a regular file is opened: a FIFO would wait for a writer, a device is never the sandbox's.
+            if (!dir.getFileAttributeView(last, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS).readAttributes().isRegularFile()) {
+                throw new IOException("'" + rel + "' is no longer a regular file in the sandbox's layer");
+            }
+            SeekableByteChannel ch = dir.newByteChannel(last,
                     Set.of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS));
             return Channels.newInputStream(ch);
         } finally {
