@@ -57,6 +57,7 @@ public final class SandboxNetworks implements AutoCloseable {
 
     private final Slots slots;
     private final DenyList deny;
+    private final Destinations destinations;
     private final NftPlan plan;
     private final Optional<InetSocketAddress> upstream;
     private final String upstreamSource;
@@ -126,6 +127,7 @@ public final class SandboxNetworks implements AutoCloseable {
         this.egressTrust = egressTrust;
         this.slots = slots;
         this.deny = deny;
+        this.destinations = Destinations.of(deny);
         this.plan = new NftPlan(deny);
         this.upstream = upstream;
         this.upstreamSource = upstreamSource;
@@ -421,6 +423,11 @@ public final class SandboxNetworks implements AutoCloseable {
         }
     }
 
+    /** Where connections made on this engine's sandboxes' behalf may go: the deny list and the host's own addresses. */
+    public Destinations destinations() {
+        return destinations;
+    }
+
     /** The resolver's address (for tests and diagnostics); empty until the first networked sandbox. */
     public synchronized Optional<InetSocketAddress> resolverAddress() {
         return Optional.ofNullable(resolver).map(SandboxResolver::address);
@@ -480,8 +487,9 @@ public final class SandboxNetworks implements AutoCloseable {
 
     /**
      * Where the egress proxy connects for a secret's host: resolved through the resolver's upstream (never the
-     * host's own resolver), the first address not on the deny list; the proxy connects from the host, outside
-     * the sandbox's rules, so the deny list is applied here.
+     * host's own resolver), the first address {@link Destinations} does not refuse; the proxy connects from the
+     * host, outside the sandbox's rules (whose input chain keeps the sandbox off the host's own addresses), so the
+     * deny list and the host's own addresses are applied here.
      */
     private InetSocketAddress resolveForEgress(String name, int port) throws IOException {
         InetSocketAddress up = upstream.orElseThrow(() -> new IOException("no DNS upstream"));
@@ -500,7 +508,8 @@ public final class SandboxNetworks implements AutoCloseable {
         org.xbill.DNS.Record[] records = lookup.run();
         if (records != null) {
             for (org.xbill.DNS.Record rec : records) {
-                if (rec instanceof org.xbill.DNS.ARecord a && a.getAddress() instanceof Inet4Address v4 && !deny.denies(v4)) {
+                if (rec instanceof org.xbill.DNS.ARecord a && a.getAddress() instanceof Inet4Address v4
+                        && !destinations.refuses(v4)) {
                     return new InetSocketAddress(v4, port);
                 }
             }
