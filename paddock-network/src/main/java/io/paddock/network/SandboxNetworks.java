@@ -51,6 +51,11 @@ public final class SandboxNetworks implements AutoCloseable {
     public static final String DEFAULT_RANGE = "10.213.0.0/16";
     /** Network namespaces' names: {@code paddock-<sandbox id>}. */
     public static final String NETNS_PREFIX = "paddock-";
+    /**
+     * The label naming a sandbox's tenant (the daemon's {@code Tenancy.LABEL}): the egress proxy's and the resolver's
+     * per-tenant caps count a tenant's sandboxes together; a sandbox without it counts alone.
+     */
+    public static final String TENANT_LABEL = "paddock.io/tenant";
     private static final System.Logger LOG = System.getLogger("io.paddock.network");
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Path NETNS_DIR = Path.of("/run/netns");
@@ -75,12 +80,15 @@ public final class SandboxNetworks implements AutoCloseable {
     private final class Attached implements SandboxResolver.Client, EgressProxy.Client {
         final SandboxId id;
         final int slot;
+        final String tenant;
         final List<EgressProxy.EgressSecret> secrets;
         volatile NetworkPolicy policy;
 
-        Attached(SandboxId id, int slot, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets) {
+        Attached(SandboxId id, int slot, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets,
+                 Optional<String> tenant) {
             this.id = id;
             this.slot = slot;
+            this.tenant = tenant.map(t -> "tenant:" + t).orElse("sandbox:" + id.value());
             this.policy = policy;
             this.secrets = secrets.stream().map(e -> new EgressProxy.EgressSecret(e.host(), e.placeholder(), e.value()))
                     .toList();
@@ -89,6 +97,11 @@ public final class SandboxNetworks implements AutoCloseable {
         @Override
         public String id() {
             return id.value();
+        }
+
+        @Override
+        public String tenant() {
+            return tenant;
         }
 
         @Override
@@ -224,6 +237,12 @@ public final class SandboxNetworks implements AutoCloseable {
      * left.
      */
     public Pending prepare(SandboxId id, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets, Optional<Path> owner) {
+        return prepare(id, policy, secrets, owner, Optional.empty());
+    }
+
+    /** {@link #prepare(SandboxId, NetworkPolicy, List, Optional)} for a sandbox of {@code tenant}, if any. */
+    public Pending prepare(SandboxId id, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets, Optional<Path> owner,
+                           Optional<String> tenant) {
         checkUpstream(policy);
         Ports port = ready(!secrets.isEmpty());
         int slot = slots.acquire(id);
@@ -245,7 +264,7 @@ public final class SandboxNetworks implements AutoCloseable {
             }
             throw e;
         }
-        Attached a = new Attached(id, slot, policy, secrets);
+        Attached a = new Attached(id, slot, policy, secrets, tenant);
         NetworkNamespace namespace = new NetworkNamespace(NETNS_DIR.resolve(ns), resolvConf(slot),
                 secrets.isEmpty() ? Optional.empty() : Optional.of(ca.certificatePem()));
         return new Pending() {
@@ -294,12 +313,18 @@ public final class SandboxNetworks implements AutoCloseable {
      * engine's resolver and applies {@code policy}. False when the sandbox has no network on this host.
      */
     public boolean adopt(SandboxId id, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets) {
+        return adopt(id, policy, secrets, Optional.empty());
+    }
+
+    /** {@link #adopt(SandboxId, NetworkPolicy, List)} for a sandbox of {@code tenant}, if any. */
+    public boolean adopt(SandboxId id, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets,
+                         Optional<String> tenant) {
         Optional<Integer> slot = slots.of(id);
         if (slot.isEmpty() || !Files.exists(NETNS_DIR.resolve(NETNS_PREFIX + id.value()))) {
             return false;
         }
         Ports port = ready(!secrets.isEmpty());
-        Attached a = new Attached(id, slot.get(), policy, secrets);
+        Attached a = new Attached(id, slot.get(), policy, secrets, tenant);
         host.nftApply(plan.retarget(a.rules(port)));
         host.nftApply(plan.update(a.rules(port)));
         attached.put(id, a);
