@@ -70,6 +70,8 @@ public final class SandboxNetworks implements AutoCloseable {
     private final Map<Inet4Address, Attached> byAddress = new ConcurrentHashMap<>();
     private final Optional<Path> dataDir;
     private final Optional<Path> egressTrust;
+    private volatile int egressPerTenant = EgressProxy.Limits.DEFAULT_PER_TENANT;
+    private volatile int dnsTcpPerTenant = SandboxResolver.Limits.DEFAULT_TCP_PER_TENANT;
     private NetHost host;
     private SandboxResolver resolver;
     private EgressProxy egress;
@@ -178,6 +180,20 @@ public final class SandboxNetworks implements AutoCloseable {
         }
         Optional<InetSocketAddress> upstream = text.map(t -> parseUpstream(t, source));
         return new SandboxNetworks(new Slots(stateDir.resolve("net"), range), deny, upstream, source, dataDir, egressTrust);
+    }
+
+    /**
+     * Sets the per-tenant caps of the egress proxy's connections and the resolver's TCP connections ({@code
+     * LocalOptions.egressConnectionsPerTenant}, {@code dnsTcpPerTenant}); they take effect when those start, with
+     * the first networked sandbox. Returns this.
+     */
+    public synchronized SandboxNetworks perTenant(int egressConnections, int dnsTcpConnections) {
+        if (egressConnections < 1 || dnsTcpConnections < 1) {
+            throw SandboxException.invalid("perTenant", "per-tenant caps must be at least 1");
+        }
+        this.egressPerTenant = egressConnections;
+        this.dnsTcpPerTenant = dnsTcpConnections;
+        return this;
     }
 
     /**
@@ -498,14 +514,15 @@ public final class SandboxNetworks implements AutoCloseable {
             h.nftApply(plan.base());
             InetSocketAddress up = upstream.orElse(new InetSocketAddress(Cidr.address("127.0.0.1"), 53));
             resolver = SandboxResolver.start(new InetSocketAddress(Cidr.address("127.0.0.1"), 0), up,
-                    source -> Optional.ofNullable(byAddress.get(source)), deny, SandboxResolver.Limits.defaults());
+                    source -> Optional.ofNullable(byAddress.get(source)), deny, SandboxResolver.Limits.defaults().withTcpPerTenant(dnsTcpPerTenant));
         }
         if (egressNeeded && egress == null) {
             ca = dataDir.map(d -> CertificateAuthority.loadOrCreate(d.resolve("egress")))
                     .orElseGet(CertificateAuthority::ephemeral);
             egress = EgressProxy.start(new InetSocketAddress(Cidr.address("127.0.0.1"), 0), ca,
                     UpstreamTrust.context(egressTrust), this::resolveForEgress,
-                    source -> Optional.ofNullable(byAddress.get(source)));
+                    source -> Optional.ofNullable(byAddress.get(source)),
+                    EgressProxy.Limits.defaults().withPerTenant(egressPerTenant));
         }
         return new Ports(resolver.address().getPort(), egress == null ? 0 : egress.address().getPort());
     }

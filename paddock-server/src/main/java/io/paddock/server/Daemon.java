@@ -114,6 +114,8 @@ public final class Daemon {
         o.dnsUpstream().ifPresent(local::dnsUpstream);
         o.allowPrivate().forEach(local::allowPrivate);
         o.egressTrust().ifPresent(local::egressTrust);
+        o.egressConnectionsPerTenant().ifPresent(local::egressConnectionsPerTenant);
+        o.dnsTcpPerTenant().ifPresent(local::dnsTcpPerTenant);
         Paddock paddock = Paddock.local(local.build());
         PaddockServer server;
         try {

@@ -94,7 +94,8 @@ final class SandboxManager implements AutoCloseable {
         this.options = options;
         Path initBinary = InitBinary.load().extractTo(options.stateDir().resolve("bin"));
         this.networks = io.paddock.network.SandboxNetworks.open(options.stateDir(), options.dnsUpstream(),
-                options.allowPrivate(), options.dataDir(), options.egressTrust());
+                options.allowPrivate(), options.dataDir(), options.egressTrust())
+                .perTenant(options.egressConnectionsPerTenant(), options.dnsTcpPerTenant());
         this.runtimes = Runtimes.detect(options, initBinary, networks);
         this.images = new ImageService(options.storageDir().resolve("images"));
         this.workspaces = new Workspaces(runtimes.host());
