@@ -111,6 +111,11 @@ final class ServeCommand implements Callable<Integer> {
                     + "(default: 16; each sandbox at most 8)."})
     Integer maxDnsTcpPerTenant;
 
+    @Option(names = "--max-port-connections-per-tenant", paramLabel = "N",
+            description = {"Port-proxy exchanges and WebSockets one tenant's sandboxes may have relayed at once, together "
+                    + "(default: 128); beyond it, 429."})
+    Integer maxPortConnectionsPerTenant;
+
     @Option(names = "--egress-trust", paramLabel = "FILE",
             description = {"CA certificates (PEM) the egress proxy trusts, besides the JDK's, when it connects to the hosts of "
                     + "egress secrets (a private PKI)."})
@@ -154,7 +159,8 @@ final class ServeCommand implements Callable<Integer> {
         options.dnsUpstream(dnsUpstream);
         allowPrivate.forEach(options::allowPrivate);
         options.egressTrust(egressTrust == null ? null : egressTrust.toAbsolutePath());
-        options.egressConnectionsPerTenant(maxEgressConnectionsPerTenant).dnsTcpPerTenant(maxDnsTcpPerTenant);
+        options.egressConnectionsPerTenant(maxEgressConnectionsPerTenant).dnsTcpPerTenant(maxDnsTcpPerTenant)
+                .portConnectionsPerTenant(maxPortConnectionsPerTenant);
         if (auditMaxSize != null) {
             options.auditMaxBytes(SpecOptions.size("audit-max-size", auditMaxSize).bytes());
         }

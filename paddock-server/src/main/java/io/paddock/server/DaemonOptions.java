@@ -34,8 +34,10 @@ public final class DaemonOptions {
     private final int auditKeep;
     private final Integer egressConnectionsPerTenant;
     private final Integer dnsTcpPerTenant;
+    private final Integer portConnectionsPerTenant;
 
     private DaemonOptions(Builder b) {
+        this.portConnectionsPerTenant = b.portConnectionsPerTenant;
         this.egressConnectionsPerTenant = b.egressConnectionsPerTenant;
         this.dnsTcpPerTenant = b.dnsTcpPerTenant;
         this.runtimeOptions = java.util.Map.copyOf(b.runtimeOptions);
@@ -144,6 +146,11 @@ public final class DaemonOptions {
     /** See {@link LocalOptions#egressConnectionsPerTenant()}; empty: the engine's default. */
     public java.util.Optional<Integer> egressConnectionsPerTenant() {
         return java.util.Optional.ofNullable(egressConnectionsPerTenant);
+    }
+
+    /** See {@link ServerOptions#maxPortConnectionsPerTenant()}; empty: its default. */
+    public java.util.Optional<Integer> portConnectionsPerTenant() {
+        return java.util.Optional.ofNullable(portConnectionsPerTenant);
     }
 
     /** See {@link LocalOptions#dnsTcpPerTenant()}; empty: the engine's default. */
@@ -286,6 +293,16 @@ public final class DaemonOptions {
         private Path egressTrust;
         private Integer egressConnectionsPerTenant;
         private Integer dnsTcpPerTenant;
+        private Integer portConnectionsPerTenant;
+
+        /** See {@link ServerOptions#maxPortConnectionsPerTenant()}; null: the default. */
+        public Builder portConnectionsPerTenant(Integer max) {
+            if (max != null) {
+                ServerOptions.builder().maxPortConnectionsPerTenant(max); // validates, naming the field
+            }
+            this.portConnectionsPerTenant = max;
+            return this;
+        }
 
         /** See {@link LocalOptions#egressConnectionsPerTenant()}; null: the default. */
         public Builder egressConnectionsPerTenant(Integer max) {
