@@ -22,8 +22,12 @@ public final class LocalOptions {
     private final java.util.List<String> allowPrivate;
     private final Path egressTrust;
     private final java.util.Map<String, String> runtimeOptions;
+    private final int egressConnectionsPerTenant;
+    private final int dnsTcpPerTenant;
 
     private LocalOptions(Builder b) {
+        this.egressConnectionsPerTenant = b.egressConnectionsPerTenant;
+        this.dnsTcpPerTenant = b.dnsTcpPerTenant;
         this.runtimeOptions = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(b.runtimeOptions));
         this.dnsUpstream = b.dnsUpstream;
         this.egressTrust = b.egressTrust;
@@ -113,6 +117,20 @@ public final class LocalOptions {
     }
 
     /**
+     * How many connections one tenant's sandboxes (those labelled {@code paddock.io/tenant} with its name) may hold
+     * at once in the egress proxy, together, of its 256 (default 64; each sandbox at most 32): one tenant's idle
+     * connections never take every one from another's.
+     */
+    public int egressConnectionsPerTenant() {
+        return egressConnectionsPerTenant;
+    }
+
+    /** How many TCP connections one tenant's sandboxes may hold at once in Paddock's resolver, of its 64 (default 16). */
+    public int dnsTcpPerTenant() {
+        return dnsTcpPerTenant;
+    }
+
+    /**
      * Settings of tiers that live in their own modules, as {@code TIER.KEY} pairs: for the Kubernetes tier
      * {@code kubernetes.namespace}, {@code kubernetes.initImage}, {@code kubernetes.defaultImage},
      * {@code kubernetes.runtimeClass}, {@code kubernetes.startTimeout}, {@code kubernetes.kubeconfig},
@@ -125,6 +143,28 @@ public final class LocalOptions {
 
     public static final class Builder {
         private Path egressTrust;
+        private int egressConnectionsPerTenant = 64;
+        private int dnsTcpPerTenant = 16;
+
+        /** See {@link LocalOptions#egressConnectionsPerTenant()}: 1 to 256. */
+        public Builder egressConnectionsPerTenant(int max) {
+            if (max < 1 || max > 256) {
+                throw SandboxException.invalid("egressConnectionsPerTenant", "must be 1 to 256 (the egress proxy's"
+                        + " connections in all), got " + max);
+            }
+            this.egressConnectionsPerTenant = max;
+            return this;
+        }
+
+        /** See {@link LocalOptions#dnsTcpPerTenant()}: 1 to 64. */
+        public Builder dnsTcpPerTenant(int max) {
+            if (max < 1 || max > 64) {
+                throw SandboxException.invalid("dnsTcpPerTenant", "must be 1 to 64 (the resolver's TCP connections in"
+                        + " all), got " + max);
+            }
+            this.dnsTcpPerTenant = max;
+            return this;
+        }
         private final java.util.Map<String, String> runtimeOptions = new java.util.LinkedHashMap<>();
 
         /** Sets one of {@link LocalOptions#runtimeOptions()}; the tier checks the value when it opens. */

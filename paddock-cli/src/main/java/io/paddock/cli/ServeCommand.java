@@ -101,6 +101,21 @@ final class ServeCommand implements Callable<Integer> {
                     + "Everything else on the deny list stays denied. Repeatable; only the operator can open ranges."})
     java.util.List<String> allowPrivate = new java.util.ArrayList<>();
 
+    @Option(names = "--max-egress-connections-per-tenant", paramLabel = "N",
+            description = {"Connections one tenant's sandboxes may hold at once in the egress proxy, together, of its 256 "
+                    + "(default: 64; each sandbox at most 32)."})
+    Integer maxEgressConnectionsPerTenant;
+
+    @Option(names = "--max-dns-tcp-per-tenant", paramLabel = "N",
+            description = {"TCP connections one tenant's sandboxes may hold at once in Paddock's resolver, of its 64 "
+                    + "(default: 16; each sandbox at most 8)."})
+    Integer maxDnsTcpPerTenant;
+
+    @Option(names = "--max-port-connections-per-tenant", paramLabel = "N",
+            description = {"Port-proxy exchanges and WebSockets one tenant's sandboxes may have relayed at once, together "
+                    + "(default: 128); beyond it, 429."})
+    Integer maxPortConnectionsPerTenant;
+
     @Option(names = "--egress-trust", paramLabel = "FILE",
             description = {"CA certificates (PEM) the egress proxy trusts, besides the JDK's, when it connects to the hosts of "
                     + "egress secrets (a private PKI)."})
@@ -144,6 +159,8 @@ final class ServeCommand implements Callable<Integer> {
         options.dnsUpstream(dnsUpstream);
         allowPrivate.forEach(options::allowPrivate);
         options.egressTrust(egressTrust == null ? null : egressTrust.toAbsolutePath());
+        options.egressConnectionsPerTenant(maxEgressConnectionsPerTenant).dnsTcpPerTenant(maxDnsTcpPerTenant)
+                .portConnectionsPerTenant(maxPortConnectionsPerTenant);
         if (auditMaxSize != null) {
             options.auditMaxBytes(SpecOptions.size("audit-max-size", auditMaxSize).bytes());
         }

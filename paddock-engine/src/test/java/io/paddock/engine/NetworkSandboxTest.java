@@ -73,6 +73,7 @@ class NetworkSandboxTest {
     static void makeWorld() throws Exception {
         world = new TestWorld(9);
         world.startHttps();
+        world.startOnHostEnd();
     }
 
     @AfterAll
@@ -252,6 +253,22 @@ class NetworkSandboxTest {
                         + " grep -rl '" + value + "' /etc /tmp /workspace 2>/dev/null; true");
                 assertThat(inside.stdoutText()).doesNotContain(value);
                 assertThat(sb.toString() + sb.info()).doesNotContain(value);
+            }
+        }
+
+        /**
+         * Issue 32 breach 7: an allowlisted name with an egress secret that resolves to an address of the host itself
+         * (the host's end of the world's link, serving HTTP there). A direct connection is dropped by the input
+         * chain; the egress proxy connects from the host, so it must refuse the address itself ({@code
+         * Destinations}): the sandbox gets a 502 and the host's service is never asked. Before, it answered.
+         */
+        @Test
+        void theEgressProxyNeverConnectsToTheHostsOwnAddresses() {
+            try (Sandbox sb = paddock.create(spec(NetworkPolicy.allow("hostself.paddock.test"))
+                    .egressSecret("API_KEY", "hostself.paddock.test", "v-" + System.nanoTime()).build())) {
+                List<String> out = run(sb, FETCH, "http://hostself.paddock.test/", "http://" + world.hostEnd + ":80/");
+                assertThat(out.get(0)).as("through the egress proxy").startsWith("ERR HTTPError").contains("502");
+                assertThat(out.get(1)).as("directly").startsWith("ERR");
             }
         }
 

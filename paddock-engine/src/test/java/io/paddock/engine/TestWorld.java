@@ -22,6 +22,8 @@ final class TestWorld implements AutoCloseable {
     static final String METADATA = "169.254.169.254";
     final String a;
     final String b;
+    /** The host's end of the link into the world: an address of the host itself, not of the world. */
+    final String hostEnd;
     final Path dir;
     private final String ns;
     private final List<Process> servers = new ArrayList<>();
@@ -31,6 +33,7 @@ final class TestWorld implements AutoCloseable {
         this.ns = "pdw" + subnet + "x" + ProcessHandle.current().pid() % 100_000;
         this.a = "198.18." + subnet + ".2";
         this.b = "198.18." + subnet + ".3";
+        this.hostEnd = "198.18." + subnet + ".1";
         this.dir = Files.createTempDirectory("paddock-world");
         this.dnsLog = dir.resolve("dns.log");
         TestHost.sh("ip netns add " + ns);
@@ -58,6 +61,7 @@ final class TestWorld implements AutoCloseable {
                 "--address=/allowed.paddock.test/" + a, "--address=/other.paddock.test/" + b,
                 "--address=/api.wild.paddock.test/" + b, "--address=/rebind.paddock.test/" + METADATA,
                 "--address=/private.paddock.test/10.1.2.3", "--address=/secret.paddock.test/" + b,
+                "--address=/hostself.paddock.test/" + hostEnd,
                 "--txt-record=allowed.paddock.test,\"txt-answer\"")
                 .redirectErrorStream(true).redirectOutput(dir.resolve("dnsmasq.out").toFile()).start());
         for (int i = 0; i < 100 && !Files.exists(dnsLog); i++) {
@@ -105,6 +109,18 @@ final class TestWorld implements AutoCloseable {
                 dir.resolve("leaf-chain.pem").toString(), httpsHeaders().toString()).inheritIO().start());
         Thread.sleep(500);
         assertThat(ca).exists();
+    }
+
+    /**
+     * A service of the host itself: HTTP on {@link #hostEnd}:80, in the host's namespace, answering "host-self";
+     * {@code hostself.paddock.test} resolves to it. What no sandbox, nor anything acting for one, may reach.
+     */
+    void startOnHostEnd() throws IOException, InterruptedException {
+        Path www = Files.createDirectories(dir.resolve("www-host-self"));
+        Files.writeString(www.resolve("index.html"), "host-self\n");
+        servers.add(new ProcessBuilder("busybox", "httpd", "-f", "-p", hostEnd + ":80", "-h", www.toString())
+                .inheritIO().start());
+        Thread.sleep(300);
     }
 
     Path testCa() {

@@ -51,12 +51,18 @@ public final class SandboxNetworks implements AutoCloseable {
     public static final String DEFAULT_RANGE = "10.213.0.0/16";
     /** Network namespaces' names: {@code paddock-<sandbox id>}. */
     public static final String NETNS_PREFIX = "paddock-";
+    /**
+     * The label naming a sandbox's tenant (the daemon's {@code Tenancy.LABEL}): the egress proxy's and the resolver's
+     * per-tenant caps count a tenant's sandboxes together; a sandbox without it counts alone.
+     */
+    public static final String TENANT_LABEL = "paddock.io/tenant";
     private static final System.Logger LOG = System.getLogger("io.paddock.network");
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Path NETNS_DIR = Path.of("/run/netns");
 
     private final Slots slots;
     private final DenyList deny;
+    private final Destinations destinations;
     private final NftPlan plan;
     private final Optional<InetSocketAddress> upstream;
     private final String upstreamSource;
@@ -64,6 +70,8 @@ public final class SandboxNetworks implements AutoCloseable {
     private final Map<Inet4Address, Attached> byAddress = new ConcurrentHashMap<>();
     private final Optional<Path> dataDir;
     private final Optional<Path> egressTrust;
+    private volatile int egressPerTenant = EgressProxy.Limits.DEFAULT_PER_TENANT;
+    private volatile int dnsTcpPerTenant = SandboxResolver.Limits.DEFAULT_TCP_PER_TENANT;
     private NetHost host;
     private SandboxResolver resolver;
     private EgressProxy egress;
@@ -74,12 +82,15 @@ public final class SandboxNetworks implements AutoCloseable {
     private final class Attached implements SandboxResolver.Client, EgressProxy.Client {
         final SandboxId id;
         final int slot;
+        final String tenant;
         final List<EgressProxy.EgressSecret> secrets;
         volatile NetworkPolicy policy;
 
-        Attached(SandboxId id, int slot, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets) {
+        Attached(SandboxId id, int slot, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets,
+                 Optional<String> tenant) {
             this.id = id;
             this.slot = slot;
+            this.tenant = tenant.map(t -> "tenant:" + t).orElse("sandbox:" + id.value());
             this.policy = policy;
             this.secrets = secrets.stream().map(e -> new EgressProxy.EgressSecret(e.host(), e.placeholder(), e.value()))
                     .toList();
@@ -88,6 +99,11 @@ public final class SandboxNetworks implements AutoCloseable {
         @Override
         public String id() {
             return id.value();
+        }
+
+        @Override
+        public String tenant() {
+            return tenant;
         }
 
         @Override
@@ -126,6 +142,7 @@ public final class SandboxNetworks implements AutoCloseable {
         this.egressTrust = egressTrust;
         this.slots = slots;
         this.deny = deny;
+        this.destinations = Destinations.of(deny);
         this.plan = new NftPlan(deny);
         this.upstream = upstream;
         this.upstreamSource = upstreamSource;
@@ -163,6 +180,20 @@ public final class SandboxNetworks implements AutoCloseable {
         }
         Optional<InetSocketAddress> upstream = text.map(t -> parseUpstream(t, source));
         return new SandboxNetworks(new Slots(stateDir.resolve("net"), range), deny, upstream, source, dataDir, egressTrust);
+    }
+
+    /**
+     * Sets the per-tenant caps of the egress proxy's connections and the resolver's TCP connections ({@code
+     * LocalOptions.egressConnectionsPerTenant}, {@code dnsTcpPerTenant}); they take effect when those start, with
+     * the first networked sandbox. Returns this.
+     */
+    public synchronized SandboxNetworks perTenant(int egressConnections, int dnsTcpConnections) {
+        if (egressConnections < 1 || dnsTcpConnections < 1) {
+            throw SandboxException.invalid("perTenant", "per-tenant caps must be at least 1");
+        }
+        this.egressPerTenant = egressConnections;
+        this.dnsTcpPerTenant = dnsTcpConnections;
+        return this;
     }
 
     /**
@@ -222,6 +253,12 @@ public final class SandboxNetworks implements AutoCloseable {
      * left.
      */
     public Pending prepare(SandboxId id, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets, Optional<Path> owner) {
+        return prepare(id, policy, secrets, owner, Optional.empty());
+    }
+
+    /** {@link #prepare(SandboxId, NetworkPolicy, List, Optional)} for a sandbox of {@code tenant}, if any. */
+    public Pending prepare(SandboxId id, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets, Optional<Path> owner,
+                           Optional<String> tenant) {
         checkUpstream(policy);
         Ports port = ready(!secrets.isEmpty());
         int slot = slots.acquire(id);
@@ -243,7 +280,7 @@ public final class SandboxNetworks implements AutoCloseable {
             }
             throw e;
         }
-        Attached a = new Attached(id, slot, policy, secrets);
+        Attached a = new Attached(id, slot, policy, secrets, tenant);
         NetworkNamespace namespace = new NetworkNamespace(NETNS_DIR.resolve(ns), resolvConf(slot),
                 secrets.isEmpty() ? Optional.empty() : Optional.of(ca.certificatePem()));
         return new Pending() {
@@ -292,12 +329,18 @@ public final class SandboxNetworks implements AutoCloseable {
      * engine's resolver and applies {@code policy}. False when the sandbox has no network on this host.
      */
     public boolean adopt(SandboxId id, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets) {
+        return adopt(id, policy, secrets, Optional.empty());
+    }
+
+    /** {@link #adopt(SandboxId, NetworkPolicy, List)} for a sandbox of {@code tenant}, if any. */
+    public boolean adopt(SandboxId id, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets,
+                         Optional<String> tenant) {
         Optional<Integer> slot = slots.of(id);
         if (slot.isEmpty() || !Files.exists(NETNS_DIR.resolve(NETNS_PREFIX + id.value()))) {
             return false;
         }
         Ports port = ready(!secrets.isEmpty());
-        Attached a = new Attached(id, slot.get(), policy, secrets);
+        Attached a = new Attached(id, slot.get(), policy, secrets, tenant);
         host.nftApply(plan.retarget(a.rules(port)));
         host.nftApply(plan.update(a.rules(port)));
         attached.put(id, a);
@@ -421,6 +464,11 @@ public final class SandboxNetworks implements AutoCloseable {
         }
     }
 
+    /** Where connections made on this engine's sandboxes' behalf may go: the deny list and the host's own addresses. */
+    public Destinations destinations() {
+        return destinations;
+    }
+
     /** The resolver's address (for tests and diagnostics); empty until the first networked sandbox. */
     public synchronized Optional<InetSocketAddress> resolverAddress() {
         return Optional.ofNullable(resolver).map(SandboxResolver::address);
@@ -466,22 +514,24 @@ public final class SandboxNetworks implements AutoCloseable {
             h.nftApply(plan.base());
             InetSocketAddress up = upstream.orElse(new InetSocketAddress(Cidr.address("127.0.0.1"), 53));
             resolver = SandboxResolver.start(new InetSocketAddress(Cidr.address("127.0.0.1"), 0), up,
-                    source -> Optional.ofNullable(byAddress.get(source)), deny, SandboxResolver.Limits.defaults());
+                    source -> Optional.ofNullable(byAddress.get(source)), deny, SandboxResolver.Limits.defaults().withTcpPerTenant(dnsTcpPerTenant));
         }
         if (egressNeeded && egress == null) {
             ca = dataDir.map(d -> CertificateAuthority.loadOrCreate(d.resolve("egress")))
                     .orElseGet(CertificateAuthority::ephemeral);
             egress = EgressProxy.start(new InetSocketAddress(Cidr.address("127.0.0.1"), 0), ca,
                     UpstreamTrust.context(egressTrust), this::resolveForEgress,
-                    source -> Optional.ofNullable(byAddress.get(source)));
+                    source -> Optional.ofNullable(byAddress.get(source)),
+                    EgressProxy.Limits.defaults().withPerTenant(egressPerTenant));
         }
         return new Ports(resolver.address().getPort(), egress == null ? 0 : egress.address().getPort());
     }
 
     /**
      * Where the egress proxy connects for a secret's host: resolved through the resolver's upstream (never the
-     * host's own resolver), the first address not on the deny list; the proxy connects from the host, outside
-     * the sandbox's rules, so the deny list is applied here.
+     * host's own resolver), the first address {@link Destinations} does not refuse; the proxy connects from the
+     * host, outside the sandbox's rules (whose input chain keeps the sandbox off the host's own addresses), so the
+     * deny list and the host's own addresses are applied here.
      */
     private InetSocketAddress resolveForEgress(String name, int port) throws IOException {
         InetSocketAddress up = upstream.orElseThrow(() -> new IOException("no DNS upstream"));
@@ -500,7 +550,8 @@ public final class SandboxNetworks implements AutoCloseable {
         org.xbill.DNS.Record[] records = lookup.run();
         if (records != null) {
             for (org.xbill.DNS.Record rec : records) {
-                if (rec instanceof org.xbill.DNS.ARecord a && a.getAddress() instanceof Inet4Address v4 && !deny.denies(v4)) {
+                if (rec instanceof org.xbill.DNS.ARecord a && a.getAddress() instanceof Inet4Address v4
+                        && !destinations.refuses(v4)) {
                     return new InetSocketAddress(v4, port);
                 }
             }

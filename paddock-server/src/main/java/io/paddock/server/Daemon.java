@@ -95,6 +95,7 @@ public final class Daemon {
         ServerOptions.Builder serverOptions = ServerOptions.builder().host(o.host()).port(o.port()).token(token)
                 .maxSandboxesPerTenant(o.maxSandboxesPerTenant()).dataDir(o.dataDir())
                 .portDomain(o.portDomain().orElse(null)).auditMaxBytes(o.auditMaxBytes()).auditKeep(o.auditKeep());
+        o.portConnectionsPerTenant().ifPresent(serverOptions::maxPortConnectionsPerTenant);
         o.e2bListen().ifPresent(l -> {
             DaemonOptions e2b = DaemonOptions.builder().listen(l).build();
             serverOptions.e2b(e2b.host(), e2b.port());
@@ -114,6 +115,8 @@ public final class Daemon {
         o.dnsUpstream().ifPresent(local::dnsUpstream);
         o.allowPrivate().forEach(local::allowPrivate);
         o.egressTrust().ifPresent(local::egressTrust);
+        o.egressConnectionsPerTenant().ifPresent(local::egressConnectionsPerTenant);
+        o.dnsTcpPerTenant().ifPresent(local::dnsTcpPerTenant);
         Paddock paddock = Paddock.local(local.build());
         PaddockServer server;
         try {

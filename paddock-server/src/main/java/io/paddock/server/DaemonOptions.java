@@ -32,8 +32,14 @@ public final class DaemonOptions {
     private final java.util.Map<String, String> runtimeOptions;
     private final long auditMaxBytes;
     private final int auditKeep;
+    private final Integer egressConnectionsPerTenant;
+    private final Integer dnsTcpPerTenant;
+    private final Integer portConnectionsPerTenant;
 
     private DaemonOptions(Builder b) {
+        this.portConnectionsPerTenant = b.portConnectionsPerTenant;
+        this.egressConnectionsPerTenant = b.egressConnectionsPerTenant;
+        this.dnsTcpPerTenant = b.dnsTcpPerTenant;
         this.runtimeOptions = java.util.Map.copyOf(b.runtimeOptions);
         this.host = b.host;
         this.port = b.port;
@@ -135,6 +141,21 @@ public final class DaemonOptions {
     /** See {@link LocalOptions#allowPrivate()}. */
     public java.util.List<String> allowPrivate() {
         return allowPrivate;
+    }
+
+    /** See {@link LocalOptions#egressConnectionsPerTenant()}; empty: the engine's default. */
+    public java.util.Optional<Integer> egressConnectionsPerTenant() {
+        return java.util.Optional.ofNullable(egressConnectionsPerTenant);
+    }
+
+    /** See {@link ServerOptions#maxPortConnectionsPerTenant()}; empty: its default. */
+    public java.util.Optional<Integer> portConnectionsPerTenant() {
+        return java.util.Optional.ofNullable(portConnectionsPerTenant);
+    }
+
+    /** See {@link LocalOptions#dnsTcpPerTenant()}; empty: the engine's default. */
+    public java.util.Optional<Integer> dnsTcpPerTenant() {
+        return java.util.Optional.ofNullable(dnsTcpPerTenant);
     }
 
     /** See {@link LocalOptions#egressTrust()}. */
@@ -270,6 +291,36 @@ public final class DaemonOptions {
         private String dnsUpstream;
         private final java.util.List<String> allowPrivate = new java.util.ArrayList<>();
         private Path egressTrust;
+        private Integer egressConnectionsPerTenant;
+        private Integer dnsTcpPerTenant;
+        private Integer portConnectionsPerTenant;
+
+        /** See {@link ServerOptions#maxPortConnectionsPerTenant()}; null: the default. */
+        public Builder portConnectionsPerTenant(Integer max) {
+            if (max != null) {
+                ServerOptions.builder().maxPortConnectionsPerTenant(max); // validates, naming the field
+            }
+            this.portConnectionsPerTenant = max;
+            return this;
+        }
+
+        /** See {@link LocalOptions#egressConnectionsPerTenant()}; null: the default. */
+        public Builder egressConnectionsPerTenant(Integer max) {
+            if (max != null) {
+                LocalOptions.builder().egressConnectionsPerTenant(max); // validates, naming the field
+            }
+            this.egressConnectionsPerTenant = max;
+            return this;
+        }
+
+        /** See {@link LocalOptions#dnsTcpPerTenant()}; null: the default. */
+        public Builder dnsTcpPerTenant(Integer max) {
+            if (max != null) {
+                LocalOptions.builder().dnsTcpPerTenant(max); // validates, naming the field
+            }
+            this.dnsTcpPerTenant = max;
+            return this;
+        }
 
         /** See {@link LocalOptions#egressTrust()}. */
         public Builder egressTrust(Path pemFile) {

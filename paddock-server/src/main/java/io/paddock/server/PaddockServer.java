@@ -142,7 +142,8 @@ public final class PaddockServer implements AutoCloseable {
         CodeRegistry code = new CodeRegistry();
         Metrics metrics = new Metrics(paddock, version());
         UrlTokens urlTokens = options.dataDir().map(UrlTokens::inDirectory).orElseGet(UrlTokens::inMemory);
-        PortProxy proxy = new PortProxy(websockets, timers, PortProxy.DEFAULT_IDLE_TIMEOUT, options.idleTimeout().dividedBy(3));
+        PortProxy proxy = new PortProxy(websockets, timers, PortProxy.DEFAULT_IDLE_TIMEOUT, options.idleTimeout().dividedBy(3))
+                .maxPerTenant(options.maxPortConnectionsPerTenant());
         PortApi ports = new PortApi(paddock, auth, tenancy, urlTokens, proxy, options.portDomain().orElse(null));
         // /mcp first: the MCP endpoint takes only that path (on the daemon's own host names), the REST API the rest
         Audit audit = new Audit(auditLog, metrics);

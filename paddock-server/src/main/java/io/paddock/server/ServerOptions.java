@@ -48,6 +48,7 @@ public final class ServerOptions {
     private final int maxFailedAuthPerMinutePerIp;
     private final Map<String, byte[]> tenantDigests;
     private final int maxSandboxesPerTenant;
+    private final int maxPortConnectionsPerTenant;
     private final Path dataDir;
     private final String portDomain;
     private final String e2bHost;
@@ -67,6 +68,7 @@ public final class ServerOptions {
         this.maxFailedAuthPerMinutePerIp = b.maxFailedAuthPerMinutePerIp;
         this.tenantDigests = Collections.unmodifiableMap(new LinkedHashMap<>(b.tenantDigests));
         this.maxSandboxesPerTenant = b.maxSandboxesPerTenant;
+        this.maxPortConnectionsPerTenant = b.maxPortConnectionsPerTenant;
         this.dataDir = b.dataDir;
         this.portDomain = b.portDomain;
         this.e2bHost = b.e2bHost;
@@ -176,6 +178,14 @@ public final class ServerOptions {
     }
 
     /**
+     * The most port-proxy exchanges and WebSockets one tenant's sandboxes may have relayed at once, together
+     * (default 128); beyond it, 429 RESOURCE_EXHAUSTED. The operator's are not counted.
+     */
+    public int maxPortConnectionsPerTenant() {
+        return maxPortConnectionsPerTenant;
+    }
+
+    /**
      * The daemon's data directory, where it keeps the key that signs port URLs ({@code url-signing-key}, mode
      * 0600, made on first use) and its audit log ({@code audit.log}, mode 0600, rotated at {@link #auditMaxBytes}).
      * Empty: the key is random and in memory, so URLs die with the server, and there is no audit log.
@@ -222,6 +232,7 @@ public final class ServerOptions {
         b.maxFailedAuthPerMinutePerIp = maxFailedAuthPerMinutePerIp;
         b.tenantDigests.putAll(tenantDigests);
         b.maxSandboxesPerTenant = maxSandboxesPerTenant;
+        b.maxPortConnectionsPerTenant = maxPortConnectionsPerTenant;
         b.dataDir = dataDir;
         b.portDomain = portDomain;
         b.e2bHost = e2bHost;
@@ -253,6 +264,7 @@ public final class ServerOptions {
         private int maxFailedAuthPerMinutePerIp = DEFAULT_MAX_FAILED_AUTH_PER_MINUTE_PER_IP;
         private final Map<String, byte[]> tenantDigests = new LinkedHashMap<>();
         private int maxSandboxesPerTenant = DEFAULT_MAX_SANDBOXES_PER_TENANT;
+        private int maxPortConnectionsPerTenant = io.paddock.server.internal.PortProxy.DEFAULT_MAX_PER_TENANT;
         private Path dataDir;
         private String portDomain;
         private String e2bHost;
@@ -373,6 +385,12 @@ public final class ServerOptions {
 
         public Builder maxSandboxesPerTenant(int max) {
             this.maxSandboxesPerTenant = (int) positive("maxSandboxesPerTenant", max);
+            return this;
+        }
+
+        /** See {@link ServerOptions#maxPortConnectionsPerTenant()}. */
+        public Builder maxPortConnectionsPerTenant(int max) {
+            this.maxPortConnectionsPerTenant = (int) positive("maxPortConnectionsPerTenant", max);
             return this;
         }
 

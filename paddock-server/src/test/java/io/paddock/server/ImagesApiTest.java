@@ -354,6 +354,57 @@ class ImagesApiTest {
         assertThat(get(ALICE, "/v1/image?ref=" + q(base)).statusCode()).isEqualTo(200);
     }
 
+    /**
+     * Issue 32 breach 10: a tenant's pull or push to a registry on an address of the daemon's own host (here the
+     * host end of a veth into a namespace the test makes, on 198.18.0.0/15) is refused before anything connects,
+     * and the refusal reads the same whether a port there is open (a listener) or closed: no port scanner of the
+     * host. Before, the pull connected and its error told "Unrecognized SSL message" from "connection refused".
+     */
+    @Test
+    void aTenantsPullOrPushNeverConnectsToTheHostsOwnAddressesAndCannotTellOpenFromClosed() throws Exception {
+        String ns = "pdi" + ProcessHandle.current().pid() % 100_000;
+        String hostEnd = "198.18.77.1";
+        sh("ip netns add " + ns + " && ip link add " + ns + "h type veth peer name " + ns + "n netns " + ns
+                + " && ip addr add " + hostEnd + "/30 dev " + ns + "h && ip link set " + ns + "h up");
+        try (java.net.ServerSocket open = new java.net.ServerSocket(0, 50, java.net.InetAddress.getByName(hostEnd))) {
+            int closed;
+            try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getByName(hostEnd))) {
+                closed = probe.getLocalPort();
+            }
+            java.util.Map<String, String> messages = new java.util.LinkedHashMap<>();
+            for (int port : new int[]{open.getLocalPort(), closed}) {
+                String registry = hostEnd + ":" + port;
+                HttpResponse<String> pull = post(BOB, "/v1/images/pull", "{\"ref\":\"" + registry + "/bob/app:1\"}");
+                assertError(pull, 403, "PERMISSION_DENIED", "this host");
+                messages.put("pull " + port, json(pull).get("error").get("message").asText().replace(registry, "R"));
+                HttpResponse<String> push = post(BOB, "/v1/images/push", "{\"ref\":\"" + base + "\",\"target\":\""
+                        + registry + "/bob/app:1\"}");
+                assertError(push, 403, "PERMISSION_DENIED", "this host");
+                messages.put("push " + port, json(push).get("error").get("message").asText().replace(registry, "R"));
+            }
+            assertThat(new HashSet<>(messages.values())).as("one answer, open port or closed: " + messages).hasSize(1);
+            open.setSoTimeout(200);
+            assertThatNothingConnected(open);
+        } finally {
+            sh("ip link del " + ns + "h 2>/dev/null; ip netns del " + ns + " 2>/dev/null; true");
+        }
+        assertThat(Path.of("/run/netns", ns)).doesNotExist();
+    }
+
+    private static void assertThatNothingConnected(java.net.ServerSocket listener) throws IOException {
+        try (java.net.Socket s = listener.accept()) {
+            throw new AssertionError("the daemon connected to the host's own address from " + s.getRemoteSocketAddress());
+        } catch (java.net.SocketTimeoutException expected) {
+            // nothing came
+        }
+    }
+
+    private static void sh(String command) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder("sh", "-c", command).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).as(command + ": " + out).isZero();
+    }
+
     private static Set<Path> contextDirs() {
         try (Stream<Path> s = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
             return new HashSet<>(s.filter(p -> p.getFileName().toString().startsWith("paddock-context-")).toList());

@@ -346,6 +346,49 @@ class PortProxyTest {
         }
     }
 
+    /**
+     * Issue 32: one tenant's sandboxes have at most their share of the port proxy's relays at once (here 2), the
+     * next gets 429 RESOURCE_EXHAUSTED before anything connects; another tenant's and the operator's go on, and
+     * the tenant's share comes back once its WebSockets close. Before, there was no per-tenant cap.
+     */
+    @Test
+    void aTenantsRelaysAreCappedWhileOthersGoOn() throws Exception {
+        try (PaddockServer capped = PaddockServer.start(ServerOptions.builder().port(0).token(OPERATOR).tenant("alice", ALICE)
+                .tenant("bob", BOB).dataDir(dataDir.resolve("capped")).maxPortConnectionsPerTenant(2)
+                .maxFailedAuthPerMinutePerIp(100_000).build(), paddock)) {
+            java.util.function.BiFunction<String, String, String> make = (token, ignored) -> {
+                HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create(capped.url() + "/v1/sandboxes"))
+                        .header("Authorization", "Bearer " + token).POST(HttpRequest.BodyPublishers.ofString(
+                                "{\"ports\":[8000],\"timeout_ms\":600000}")).build());
+                assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
+                return json(r).get("id").asText();
+            };
+            String a1 = make.apply(ALICE, "");
+            String a2 = make.apply(ALICE, "");
+            String b1 = make.apply(BOB, "");
+            URI base = capped.url();
+            Ws first = Ws.open(base.resolve("/v1/sandboxes/" + a1 + "/ports/8000/ws"), ALICE);
+            Ws second = Ws.open(base.resolve("/v1/sandboxes/" + a2 + "/ports/8000/ws"), ALICE);
+            HttpResponse<String> over = send(HttpRequest.newBuilder(base.resolve("/v1/sandboxes/" + a1 + "/ports/8000/"))
+                    .header("Authorization", "Bearer " + ALICE).GET().build());
+            assertError(over, 429, "RESOURCE_EXHAUSTED", "alice", "2 port-proxy");
+            HttpResponse<String> theirs = send(HttpRequest.newBuilder(base.resolve("/v1/sandboxes/" + b1 + "/ports/8000/"))
+                    .header("Authorization", "Bearer " + BOB).GET().build());
+            assertThat(theirs.statusCode()).as("another tenant: " + theirs.body()).isEqualTo(200);
+            first.socket.sendClose(WebSocket.NORMAL_CLOSURE, "bye").join();
+            assertThat(first.next()).isEqualTo(1000);
+            second.socket.sendClose(WebSocket.NORMAL_CLOSURE, "bye").join();
+            assertThat(second.next()).isEqualTo(1000);
+            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+            int status = 0;
+            while (status != 200 && System.nanoTime() < deadline) {
+                status = send(HttpRequest.newBuilder(base.resolve("/v1/sandboxes/" + a1 + "/ports/8000/"))
+                        .header("Authorization", "Bearer " + ALICE).GET().build()).statusCode();
+            }
+            assertThat(status).as("the share, back once the WebSockets closed").isEqualTo(200);
+        }
+    }
+
     @Test
     void aWebSocketIsRelayedBothWays() throws Exception {
         String id = create(ALICE);

@@ -62,7 +62,8 @@ final class NetworkedRuntime implements SandboxRuntime {
         RuntimeSandbox started = null;
         try {
             started = tier.start(request.inNetwork(owner -> {
-                SandboxNetworks.Pending pending = networks.prepare(request.id(), spec.network(), spec.egressSecrets(), owner);
+                SandboxNetworks.Pending pending = networks.prepare(request.id(), spec.network(), spec.egressSecrets(), owner,
+                        java.util.Optional.ofNullable(spec.labels().get(SandboxNetworks.TENANT_LABEL)));
                 rest.set(CompletableFuture.runAsync(pending::finish, FINISHERS));
                 return pending.namespace();
             }));

@@ -94,7 +94,8 @@ final class SandboxManager implements AutoCloseable {
         this.options = options;
         Path initBinary = InitBinary.load().extractTo(options.stateDir().resolve("bin"));
         this.networks = io.paddock.network.SandboxNetworks.open(options.stateDir(), options.dnsUpstream(),
-                options.allowPrivate(), options.dataDir(), options.egressTrust());
+                options.allowPrivate(), options.dataDir(), options.egressTrust())
+                .perTenant(options.egressConnectionsPerTenant(), options.dnsTcpPerTenant());
         this.runtimes = Runtimes.detect(options, initBinary, networks);
         this.images = new ImageService(options.storageDir().resolve("images"));
         this.workspaces = new Workspaces(runtimes.host());
@@ -1035,7 +1036,8 @@ final class SandboxManager implements AutoCloseable {
             Duration left = Deadlines.remaining(row.deadline(), Instant.now(), System.nanoTime(), Deadlines.BOOT);
             sb.setExpiresAt(Instant.now().plus(left));
             client.setDeadline(left.plus(INIT_DEADLINE_GRACE));
-            if (row.spec().hasNetwork() && !runtimeOf(row.spec()).ownsNetwork() && !networks.adopt(row.id(), row.spec().network(), row.spec().egressSecrets())) {
+            if (row.spec().hasNetwork() && !runtimeOf(row.spec()).ownsNetwork() && !networks.adopt(row.id(), row.spec().network(), row.spec().egressSecrets(),
+                java.util.Optional.ofNullable(row.spec().labels().get(io.paddock.network.SandboxNetworks.TENANT_LABEL)))) {
                 LOG.log(System.Logger.Level.WARNING, "the network of " + row.id() + " is gone; it runs without one");
             }
             sb.running(rt, client);
@@ -1063,7 +1065,8 @@ final class SandboxManager implements AutoCloseable {
         readopt(row, sb);
         Duration left = Deadlines.remaining(row.deadline(), Instant.now(), System.nanoTime(), Deadlines.BOOT);
         sb.setExpiresAt(Instant.now().plus(left));
-        if (row.spec().hasNetwork() && !runtimeOf(row.spec()).ownsNetwork() && !networks.adopt(row.id(), row.spec().network(), row.spec().egressSecrets())) {
+        if (row.spec().hasNetwork() && !runtimeOf(row.spec()).ownsNetwork() && !networks.adopt(row.id(), row.spec().network(), row.spec().egressSecrets(),
+                java.util.Optional.ofNullable(row.spec().labels().get(io.paddock.network.SandboxNetworks.TENANT_LABEL)))) {
             LOG.log(System.Logger.Level.WARNING, "the network of " + row.id() + " is gone; it runs without one");
         }
         deadlines.put(row.id(), timers.schedule(() -> expire(sb), left.toNanos(), TimeUnit.NANOSECONDS));

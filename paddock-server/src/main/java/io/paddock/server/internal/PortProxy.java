@@ -63,6 +63,8 @@ public final class PortProxy implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(PortProxy.class.getName());
     public static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
     public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(5);
+    /** Exchanges and WebSockets one tenant's sandboxes may have relayed at once, together (issue 32). */
+    public static final int DEFAULT_MAX_PER_TENANT = 128;
     private static final long WATCH_MILLIS = 1000;
     private static final int CHUNK = 64 * 1024;
     /** Hop-by-hop headers (RFC 9110 §7.6.1, and the old ones still seen). */
@@ -113,6 +115,8 @@ public final class PortProxy implements AutoCloseable {
     private final long pingMillis;
     private final ScheduledExecutorService timers;
     private final Set<Exchange> live = ConcurrentHashMap.newKeySet();
+    private final ConcurrentHashMap<String, Integer> byTenant = new ConcurrentHashMap<>();
+    private volatile int maxPerTenant = DEFAULT_MAX_PER_TENANT;
     private final ScheduledFuture<?> watch;
 
     /**
@@ -150,13 +154,58 @@ public final class PortProxy implements AutoCloseable {
         return false;
     }
 
-    /** Relays the request to the target: a WebSocket for an upgrade, an HTTP exchange otherwise. */
-    public void relay(Target target, Request request, Response response, Callback callback) throws IOException {
-        if (isWebSocket(request)) {
-            websocket(target, request, response, callback);
-        } else {
-            http(target, request, response, callback);
+    /** Sets how many exchanges and WebSockets one tenant's sandboxes may have relayed at once; returns this. */
+    public PortProxy maxPerTenant(int max) {
+        if (max < 1) {
+            throw SandboxException.invalid("maxPortConnectionsPerTenant", "must be at least 1, got " + max);
         }
+        this.maxPerTenant = max;
+        return this;
+    }
+
+    /**
+     * Relays the request to the target: a WebSocket for an upgrade, an HTTP exchange otherwise. A tenant's
+     * sandboxes (labelled {@link Tenancy#LABEL}) have at most {@link #maxPerTenant(int)} relayed at once, together:
+     * beyond it, 429 RESOURCE_EXHAUSTED before anything connects.
+     */
+    public void relay(Target target, Request request, Response response, Callback callback) throws IOException {
+        String tenant = target.sandbox().info().labels().get(Tenancy.LABEL);
+        Runnable release = admit(tenant);
+        boolean handedOff = false;
+        try {
+            if (isWebSocket(request)) {
+                websocket(target, request, response, callback, release);
+                handedOff = true;
+            } else {
+                http(target, request, response, callback);
+            }
+        } finally {
+            if (!handedOff) {
+                release.run();
+            }
+        }
+    }
+
+    /** Counts one relay for {@code tenant} (none: nothing counted); the returned action, idempotent, ends it. */
+    private Runnable admit(String tenant) {
+        if (tenant == null) {
+            return () -> { };
+        }
+        if (byTenant.merge(tenant, 1, Integer::sum) > maxPerTenant) {
+            release(tenant);
+            throw new HttpError(429, ErrorCode.RESOURCE_EXHAUSTED, "tenant '" + tenant + "' already has " + maxPerTenant
+                    + " port-proxy exchanges and WebSockets open, the most one tenant may; close some and retry");
+        }
+        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
+        return () -> {
+            if (done.compareAndSet(false, true)) {
+                release(tenant);
+            }
+        };
+    }
+
+    private void release(String tenant) {
+        byTenant.computeIfPresent(tenant, (t, n) -> n == 1 ? null : n - 1);
     }
 
     // ---- HTTP ----
@@ -293,7 +342,7 @@ public final class PortProxy implements AutoCloseable {
 
     // ---- WebSocket ----
 
-    private void websocket(Target t, Request request, Response response, Callback callback) {
+    private void websocket(Target t, Request request, Response response, Callback callback, Runnable release) {
         List<String> protocols = new ArrayList<>();
         for (String v : request.getHeaders().getValuesList(HttpHeader.SEC_WEBSOCKET_SUBPROTOCOL)) {
             for (String p : v.split(",")) {
@@ -341,7 +390,10 @@ public final class PortProxy implements AutoCloseable {
         }
         relay.backend(backend);
         Exchange x = new Exchange(t.sandbox(), null, relay);
-        relay.onEnd(() -> live.remove(x));
+        relay.onEnd(() -> {
+            live.remove(x);
+            release.run();
+        });
         live.add(x);
         boolean upgraded;
         try {

@@ -49,6 +49,8 @@ public final class Tenancy {
     private final Set<String> tenants;
     private final int maxPerTenant;
     private final Map<String, AtomicInteger> creating = new HashMap<>();
+    /** Where a tenant's pulls and pushes may connect; nothing opened: --allow-private opens ranges to sandboxes only. */
+    private final io.paddock.network.Destinations destinations = io.paddock.network.Destinations.defaults();
 
     public Tenancy(Paddock paddock, Set<String> tenants, int maxPerTenant) {
         this.paddock = paddock;
@@ -341,10 +343,12 @@ public final class Tenancy {
     }
 
     /**
-     * A tenant's pull or push must not make the daemon connect to its own host, a private or link-local range
-     * (the metadata service) or the sandboxes' range, over HTTPS either (ATTACKS.md A65): the registry's name
-     * is resolved here and every address checked against the sandboxes' deny list. Known gap: a name that
-     * resolves differently a moment later (rebinding) is not re-checked at connect time.
+     * A tenant's pull or push must not make the daemon connect to its own host (any of its addresses), loopback,
+     * a private or link-local range (the metadata service) or the sandboxes' range, over HTTPS either (ATTACKS.md
+     * A65): the registry's name is resolved here and every address checked by {@link io.paddock.network.Destinations},
+     * the rule of every connection made on someone's behalf, before anything connects; the refusal reads the same
+     * whether a port there is open or closed. Known gap: a name that resolves differently a moment later
+     * (rebinding) is not re-checked at connect time.
      */
     public void checkRegistryAddress(Caller caller, String reference) {
         if (caller.isOperator()) {
@@ -359,26 +363,8 @@ public final class Tenancy {
         } catch (java.net.UnknownHostException e) {
             return; // the pull itself says the registry is unknown
         }
-        for (java.net.InetAddress a : addresses) {
-            if (isPrivate(a)) {
-                throw new SandboxException(ErrorCode.PERMISSION_DENIED, "ref: the registry " + Limits.shorten(registry)
-                        + " is on a private, loopback or link-local address; a tenant's pulls and pushes go to public"
-                        + " registries (the operator may use any)");
-            }
-        }
+        destinations.check("ref", "the registry " + Limits.shorten(registry), java.util.List.of(addresses));
     }
-
-    private static boolean isPrivate(java.net.InetAddress a) {
-        if (a instanceof java.net.Inet4Address v4) {
-            return DENY.denies(v4);
-        }
-        byte[] b = a.getAddress();
-        return a.isLoopbackAddress() || a.isAnyLocalAddress() || a.isLinkLocalAddress() || a.isSiteLocalAddress()
-                || a.isMulticastAddress() || (b[0] & 0xfe) == 0xfc; // fc00::/7, unique local
-    }
-
-    private static final io.paddock.network.internal.DenyList DENY = new io.paddock.network.internal.DenyList(
-            java.util.List.of(), io.paddock.network.internal.Cidr.parse(io.paddock.network.SandboxNetworks.DEFAULT_RANGE));
 
     /** Removing a name: a tenant may remove only names in its own namespace (PERMISSION_DENIED otherwise). */
     public void checkImageRemove(Caller caller, String reference) {

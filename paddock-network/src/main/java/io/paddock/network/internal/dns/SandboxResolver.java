@@ -94,9 +94,9 @@ public final class SandboxResolver implements AutoCloseable {
     private static final int UDP_ANSWER_BYTES = 512;
     /** The largest query taken, UDP or TCP; real ones are well under it, EDNS options included. */
     private static final int MAX_QUERY_BYTES = 4096;
-    private static final int MAX_TCP_CONNECTIONS = 64;
+    static final int MAX_TCP_CONNECTIONS = 64;
     /** So that one sandbox holding connections open cannot take every one from the others. */
-    private static final int MAX_TCP_CONNECTIONS_PER_CLIENT = 8;
+    static final int MAX_TCP_CONNECTIONS_PER_CLIENT = 8;
     private static final Duration TCP_IDLE = Duration.ofSeconds(10);
     private static final int WORKERS = Math.max(4, Runtime.getRuntime().availableProcessors());
     /** Queries waiting for a worker; beyond it the receive loop drops rather than falls behind. */
@@ -119,6 +119,14 @@ public final class SandboxResolver implements AutoCloseable {
         /** The sandbox id, for logs. */
         String id();
 
+        /**
+         * Whose the sandbox is, for {@link Limits#maxTcpPerTenant()}: the tenant's name, or anything unique to the
+         * sandbox when it has none. By default its id.
+         */
+        default String tenant() {
+            return id();
+        }
+
         /** The sandbox's policy, read for each query: policies change at runtime. */
         NetworkPolicy policy();
 
@@ -138,12 +146,17 @@ public final class SandboxResolver implements AutoCloseable {
      * @param burst            how many queries a client may send at once after being quiet
      * @param maxInFlight      queries waiting on the upstream at once, all clients together; beyond it, SERVFAIL
      * @param upstreamTimeout  how long a query waits on the upstream (UDP and any TCP retry together)
+     * @param maxTcpPerTenant  TCP connections one tenant's sandboxes may hold together (of the resolver's 64;
+     *                         each sandbox at most 8)
      */
-    public record Limits(int queriesPerSecond, int burst, int maxInFlight, Duration upstreamTimeout) {
+    public record Limits(int queriesPerSecond, int burst, int maxInFlight, Duration upstreamTimeout, int maxTcpPerTenant) {
+        /** The default share of a tenant: a quarter of the resolver's TCP connections. */
+        public static final int DEFAULT_TCP_PER_TENANT = 16;
+
         public Limits {
-            if (queriesPerSecond < 1 || burst < 1 || maxInFlight < 1) {
-                throw new IllegalArgumentException("queriesPerSecond, burst and maxInFlight must be at least 1, got "
-                        + queriesPerSecond + ", " + burst + ", " + maxInFlight);
+            if (queriesPerSecond < 1 || burst < 1 || maxInFlight < 1 || maxTcpPerTenant < 1) {
+                throw new IllegalArgumentException("queriesPerSecond, burst, maxInFlight and maxTcpPerTenant must be at"
+                        + " least 1, got " + queriesPerSecond + ", " + burst + ", " + maxInFlight + ", " + maxTcpPerTenant);
             }
             Objects.requireNonNull(upstreamTimeout, "upstreamTimeout");
             if (upstreamTimeout.isNegative() || upstreamTimeout.isZero()) {
@@ -151,9 +164,22 @@ public final class SandboxResolver implements AutoCloseable {
             }
         }
 
-        /** 50 queries a second per client with bursts of 100, 256 upstream queries at once, 2 s upstream timeout. */
+        /** With the default share of TCP connections per tenant. */
+        public Limits(int queriesPerSecond, int burst, int maxInFlight, Duration upstreamTimeout) {
+            this(queriesPerSecond, burst, maxInFlight, upstreamTimeout, DEFAULT_TCP_PER_TENANT);
+        }
+
+        /**
+         * 50 queries a second per client with bursts of 100, 256 upstream queries at once, 2 s upstream timeout,
+         * 16 TCP connections per tenant.
+         */
         public static Limits defaults() {
-            return new Limits(50, 100, 256, Duration.ofSeconds(2));
+            return new Limits(50, 100, 256, Duration.ofSeconds(2), DEFAULT_TCP_PER_TENANT);
+        }
+
+        /** These limits with another TCP share per tenant. */
+        public Limits withTcpPerTenant(int perTenant) {
+            return new Limits(queriesPerSecond, burst, maxInFlight, upstreamTimeout, perTenant);
         }
     }
 
@@ -185,6 +211,9 @@ public final class SandboxResolver implements AutoCloseable {
     private final ScheduledThreadPoolExecutor timer;
     private final Set<Socket> openSockets = ConcurrentHashMap.newKeySet();
     private final ConcurrentHashMap<Inet4Address, Integer> connectionsByClient = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Integer> connectionsByTenant = new ConcurrentHashMap<>();
+    /** The tenant each counted connection was counted for. */
+    private final ConcurrentHashMap<Socket, String> tenantOfSocket = new ConcurrentHashMap<>();
     /** Every thread started and perhaps alive, so that close() can wait until none is. */
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
     private final Thread udpLoop;
@@ -379,6 +408,14 @@ public final class SandboxResolver implements AutoCloseable {
                 refuse(socket);
                 continue;
             }
+            String tenant = tenantOf(client.get());
+            tenantOfSocket.put(socket, tenant);
+            if (connectionsByTenant.merge(tenant, 1, Integer::sum) > limits.maxTcpPerTenant()) {
+                LOG.log(DEBUG, "DNS resolver on {0}: sandbox {1}''s tenant already has {2} TCP connections; refusing"
+                        + " another", address, client.get().id(), limits.maxTcpPerTenant());
+                refuse(socket);
+                continue;
+            }
             openSockets.add(socket);
             try {
                 connections.execute(() -> serveConnection(socket, client.get()));
@@ -399,6 +436,18 @@ public final class SandboxResolver implements AutoCloseable {
     private void connectionClosed(Socket socket) {
         openSockets.remove(socket);
         connectionsByClient.computeIfPresent((Inet4Address) socket.getInetAddress(), (a, n) -> n == 1 ? null : n - 1);
+        String tenant = tenantOfSocket.remove(socket);
+        if (tenant != null) {
+            connectionsByTenant.computeIfPresent(tenant, (t, n) -> n == 1 ? null : n - 1);
+        }
+    }
+
+    private static String tenantOf(Client client) {
+        try {
+            return Objects.requireNonNullElse(client.tenant(), client.id());
+        } catch (RuntimeException e) {
+            return client.id();
+        }
     }
 
     /** Keeps a failing accept (out of file descriptors, say) from spinning. */

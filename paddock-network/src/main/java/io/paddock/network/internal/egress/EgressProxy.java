@@ -82,8 +82,10 @@ import static java.lang.System.Logger.Level.WARNING;
  *
  * <p>One request per connection: clients open a new one for the next. Everything until the head is forwarded must
  * be done within {@link Limits#setupTimeout()} (a sweeper closes connections past their time, so a client
- * trickling bytes cannot hold a thread). At most {@link Limits#maxConnections()} connections are served at once, and
- * {@link Limits#maxConnectionsPerClient()} per sandbox; beyond that, new ones are closed.
+ * trickling bytes cannot hold a thread). At most {@link Limits#maxConnections()} connections are served at once,
+ * {@link Limits#maxConnectionsPerTenant()} of one tenant's sandboxes together (so that one tenant's idle connections
+ * never take every one from another's) and {@link Limits#maxConnectionsPerClient()} per sandbox; beyond that, new
+ * ones are closed.
  *
  * <p>Secret values are never logged, never in an exception message, and never in a {@code toString()}; header
  * values are not logged either (they hold the sandbox's own credentials). Host names are logged at DEBUG only.
@@ -108,6 +110,14 @@ public final class EgressProxy implements AutoCloseable {
     public interface Client {
         /** The sandbox id, for logs. */
         String id();
+
+        /**
+         * Whose the sandbox is, for {@link Limits#maxConnectionsPerTenant()}: the tenant's name, or anything unique
+         * to the sandbox when it has none. By default its id.
+         */
+        default String tenant() {
+            return id();
+        }
 
         /** The sandbox's egress secrets, read once for each connection: they may change at run time. */
         List<EgressSecret> secrets();
@@ -175,16 +185,21 @@ public final class EgressProxy implements AutoCloseable {
      *
      * @param maxConnections          connections served at once, all sandboxes together
      * @param maxConnectionsPerClient connections one sandbox may have at once
+     * @param maxConnectionsPerTenant connections one tenant's sandboxes may have at once, together
      * @param setupTimeout            from accept until the request head is forwarded: ClientHello, handshakes, head,
      *                                upstream connect
      * @param idleTimeout             how long a forwarded exchange may go without a byte moving either way
      */
-    public record Limits(int maxConnections, int maxConnectionsPerClient, Duration setupTimeout,
-                         Duration idleTimeout) {
+    public record Limits(int maxConnections, int maxConnectionsPerClient, int maxConnectionsPerTenant,
+                         Duration setupTimeout, Duration idleTimeout) {
+        /** The default share of a tenant: a quarter of all connections. */
+        public static final int DEFAULT_PER_TENANT = 64;
+
         public Limits {
-            if (maxConnections < 1 || maxConnectionsPerClient < 1) {
-                throw new IllegalArgumentException("maxConnections and maxConnectionsPerClient must be at least 1,"
-                        + " got " + maxConnections + ", " + maxConnectionsPerClient);
+            if (maxConnections < 1 || maxConnectionsPerClient < 1 || maxConnectionsPerTenant < 1) {
+                throw new IllegalArgumentException("maxConnections, maxConnectionsPerClient and maxConnectionsPerTenant"
+                        + " must be at least 1, got " + maxConnections + ", " + maxConnectionsPerClient + ", "
+                        + maxConnectionsPerTenant);
             }
             for (Duration d : new Duration[]{setupTimeout, idleTimeout}) {
                 Objects.requireNonNull(d, "timeout");
@@ -194,9 +209,22 @@ public final class EgressProxy implements AutoCloseable {
             }
         }
 
-        /** 256 connections, 32 per sandbox, 15 s to set up, 2 min idle (a model's streamed answer may pause). */
+        /** No cap per tenant beyond the sandbox's and the proxy's. */
+        public Limits(int maxConnections, int maxConnectionsPerClient, Duration setupTimeout, Duration idleTimeout) {
+            this(maxConnections, maxConnectionsPerClient, maxConnections, setupTimeout, idleTimeout);
+        }
+
+        /**
+         * 256 connections, 64 per tenant, 32 per sandbox, 8 s to set up (a connection that sends nothing holds its
+         * slot no longer), 2 min idle once forwarded (a model's streamed answer may pause).
+         */
         public static Limits defaults() {
-            return new Limits(256, 32, Duration.ofSeconds(15), Duration.ofMinutes(2));
+            return new Limits(256, 32, DEFAULT_PER_TENANT, Duration.ofSeconds(8), Duration.ofMinutes(2));
+        }
+
+        /** These limits with another cap per tenant. */
+        public Limits withPerTenant(int perTenant) {
+            return new Limits(maxConnections, maxConnectionsPerClient, perTenant, setupTimeout, idleTimeout);
         }
     }
 
@@ -224,6 +252,7 @@ public final class EgressProxy implements AutoCloseable {
     private final ScheduledThreadPoolExecutor sweeper;
     private final Set<Conn> open = ConcurrentHashMap.newKeySet();
     private final ConcurrentHashMap<Inet4Address, Integer> connectionsByClient = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Integer> connectionsByTenant = new ConcurrentHashMap<>();
     /** Server-side TLS contexts per host, each bound to one leaf; access-ordered, bounded. Guarded by itself. */
     private final LinkedHashMap<String, ServerContext> serverContexts;
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
@@ -360,7 +389,17 @@ public final class EgressProxy implements AutoCloseable {
                 closeQuietly(socket);
                 continue;
             }
-            Conn conn = new Conn(socket, source, client.get());
+            String tenant = tenantOf(client.get());
+            if (connectionsByTenant.merge(tenant, 1, Integer::sum) > limits.maxConnectionsPerTenant()) {
+                LOG.log(DEBUG, "egress proxy on {0}: sandbox {1}''s tenant already has {2} connections; refusing"
+                        + " another", address, client.get().id(), limits.maxConnectionsPerTenant());
+                release(source);
+                releaseTenant(tenant);
+                refused.increment();
+                closeQuietly(socket);
+                continue;
+            }
+            Conn conn = new Conn(socket, source, client.get(), tenant);
             open.add(conn);
             try {
                 connections.execute(() -> serve(conn));
@@ -392,9 +431,22 @@ public final class EgressProxy implements AutoCloseable {
         connectionsByClient.computeIfPresent(source, (a, n) -> n == 1 ? null : n - 1);
     }
 
+    private void releaseTenant(String tenant) {
+        connectionsByTenant.computeIfPresent(tenant, (t, n) -> n == 1 ? null : n - 1);
+    }
+
+    private String tenantOf(Client client) {
+        try {
+            return Objects.requireNonNullElse(client.tenant(), client.id());
+        } catch (RuntimeException e) {
+            return client.id();
+        }
+    }
+
     private void connectionEnded(Conn conn) {
         if (open.remove(conn)) {
             release(conn.source);
+            releaseTenant(conn.tenant);
         }
     }
 
@@ -551,7 +603,7 @@ public final class EgressProxy implements AutoCloseable {
         }
         Socket raw = new Socket();
         conn.attachUpstream(raw, false);
-        raw.connect(target, (int) CONNECT_TIMEOUT.toMillis());
+        raw.connect(target, (int) Math.min(CONNECT_TIMEOUT.toMillis(), limits.setupTimeout().toMillis()));
         raw.setTcpNoDelay(true);
         raw.setSoTimeout((int) limits.setupTimeout().toMillis());
         if (!tls) {
@@ -739,6 +791,7 @@ public final class EgressProxy implements AutoCloseable {
         final Socket raw;
         final Inet4Address source;
         final Client client;
+        final String tenant;
         private final long setupDeadline;
         private Socket clientTls;
         private Socket upstreamRaw;
@@ -747,10 +800,11 @@ public final class EgressProxy implements AutoCloseable {
         volatile boolean piping;
         private volatile long lastActivity;
 
-        Conn(Socket raw, Inet4Address source, Client client) {
+        Conn(Socket raw, Inet4Address source, Client client, String tenant) {
             this.raw = raw;
             this.source = source;
             this.client = client;
+            this.tenant = tenant;
             this.setupDeadline = System.nanoTime() + limits.setupTimeout().toNanos();
         }
 

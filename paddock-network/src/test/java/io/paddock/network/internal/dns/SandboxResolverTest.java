@@ -370,6 +370,83 @@ class SandboxResolverTest {
         assertThat(upstream.questions()).hasSize(1);
     }
 
+    /**
+     * Issue 32 breach 9: one tenant's sandboxes together hold at most their tenant's share of the resolver's TCP
+     * connections, so that another tenant's DNS over TCP is still answered while they hold every one they may
+     * (before, one tenant's 8 sandboxes at 8 idle connections each took all 64).
+     */
+    @Test
+    void aTenantsSandboxesTogetherCannotHoldMoreThanTheTenantsShareOfTcp() throws Exception {
+        java.util.Map<InetAddress, SandboxResolver.Client> byAddress = new java.util.HashMap<>();
+        for (int i = 1; i <= 3; i++) {
+            byAddress.put(InetAddress.getByName("127.0.0." + i), tenantClient("sb-" + i, "one"));
+        }
+        InetAddress other = InetAddress.getByName("127.0.0.9");
+        byAddress.put(other, tenantClient("sb-9", "two"));
+        resolver = SandboxResolver.start(new InetSocketAddress(LOOPBACK, 0), upstream.address(),
+                source -> Optional.ofNullable(byAddress.get(source)), DENY, GENEROUS.withTcpPerTenant(4));
+        resolvers.add(resolver);
+        List<Socket> held = new ArrayList<>();
+        try {
+            for (int i = 0; i < 4; i++) {
+                held.add(tcpFrom(InetAddress.getByName("127.0.0." + (1 + i % 2))));
+                assertThat(addresses(exchange(held.get(i), query("api.example.com", Type.A)))).containsExactly("198.18.7.2");
+            }
+            try (Socket over = tcpFrom(InetAddress.getByName("127.0.0.3"))) {
+                assertThat(readsNothing(over, query("api.example.com", Type.A))).as("the tenant's share is taken").isTrue();
+            }
+            try (Socket theirs = tcpFrom(other)) {
+                assertThat(addresses(exchange(theirs, query("api.example.com", Type.A)))).as("another tenant")
+                        .containsExactly("198.18.7.2");
+            }
+        } finally {
+            for (Socket s : held) {
+                s.close();
+            }
+        }
+        assertThat(SandboxResolver.Limits.defaults().maxTcpPerTenant()).isLessThan(64);
+    }
+
+    private Socket tcpFrom(InetAddress source) throws IOException {
+        Socket socket = new Socket();
+        socket.bind(new InetSocketAddress(source, 0));
+        socket.connect(resolver.address(), 3000);
+        return socket;
+    }
+
+    /** Whether the connection ends (or stays silent) instead of answering {@code query}. */
+    private static boolean readsNothing(Socket socket, Message query) {
+        try {
+            exchange(socket, query);
+            return false;
+        } catch (IOException e) {
+            return true;
+        }
+    }
+
+    private static SandboxResolver.Client tenantClient(String id, String tenant) {
+        return new SandboxResolver.Client() {
+            @Override
+            public String id() {
+                return id;
+            }
+
+            @Override
+            public String tenant() {
+                return tenant;
+            }
+
+            @Override
+            public NetworkPolicy policy() {
+                return NetworkPolicy.allow("api.example.com");
+            }
+
+            @Override
+            public void grant(String name, List<Inet4Address> addresses, Duration ttl) {
+            }
+        };
+    }
+
     @Test
     void tcpServesSeveralQueriesOnOneConnection() throws Exception {
         start(NetworkPolicy.allow("api.example.com"));

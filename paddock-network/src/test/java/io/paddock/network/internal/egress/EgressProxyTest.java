@@ -334,6 +334,37 @@ class EgressProxyTest {
         assertThat(response).startsWith("HTTP/1.1 200");
     }
 
+    /**
+     * Issue 32 breach 8: one tenant's sandboxes together hold at most their tenant's share, so that another tenant's
+     * requests still get through while they hold every connection they may (before, 9 sandboxes of one tenant at 32
+     * idle connections each took all 256).
+     */
+    @Test
+    void aTenantsSandboxesTogetherCannotHoldMoreThanTheTenantsShare() throws IOException {
+        InetAddress c = address("127.0.0.4");
+        Map<InetAddress, Client> tenants = Map.of(
+                A, client("A", "one", List.of(new EgressSecret(API, TOKEN_PH, TOKEN))),
+                c, client("C", "one", List.of(new EgressSecret(API, TOKEN_PH, TOKEN))),
+                B, client("B", "two", List.of(new EgressSecret(API, B_PH, B_TOKEN))));
+        proxy = EgressProxy.start(new InetSocketAddress(A, 0), ca, TestPki.trusting(UPSTREAM_CA.certificate()),
+                this::resolve, source -> Optional.ofNullable(tenants.get(source)),
+                new EgressProxy.Limits(16, 8, 2, Duration.ofSeconds(10), Duration.ofSeconds(10)));
+        try (Socket first = connect(A); Socket second = connect(c)) {
+            assertThat(first.isConnected() && second.isConnected()).isTrue();
+            assertThat(plain(c, get(API, "Authorization: Bearer " + TOKEN_PH))).as("the tenant's share is taken").isEmpty();
+            assertThat(plain(A, get(API, "Authorization: Bearer " + TOKEN_PH))).isEmpty();
+            assertThat(plain(B, get(API, "Authorization: Bearer " + B_PH))).as("another tenant").startsWith("HTTP/1.1 200");
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+        String response = "";
+        while (response.isEmpty() && System.nanoTime() < deadline) {
+            response = plain(c, get(API, "Authorization: Bearer " + TOKEN_PH));
+        }
+        assertThat(response).as("once its connections are gone").startsWith("HTTP/1.1 200");
+        assertThat(EgressProxy.Limits.defaults().maxConnectionsPerTenant()).isLessThan(EgressProxy.Limits.defaults().maxConnections());
+        assertThat(EgressProxy.Limits.defaults().setupTimeout()).isLessThanOrEqualTo(Duration.ofSeconds(8));
+    }
+
     @Test
     void closeEndsEveryConnection() throws Exception {
         start(new EgressProxy.Limits(16, 16, Duration.ofSeconds(30), Duration.ofSeconds(30)));
@@ -444,6 +475,25 @@ class EgressProxyTest {
             socket.close();
             throw e;
         }
+    }
+
+    private static Client client(String id, String tenant, List<EgressSecret> secrets) {
+        return new Client() {
+            @Override
+            public String id() {
+                return id;
+            }
+
+            @Override
+            public String tenant() {
+                return tenant;
+            }
+
+            @Override
+            public List<EgressSecret> secrets() {
+                return secrets;
+            }
+        };
     }
 
     private static Client client(String id, List<EgressSecret> secrets) {
