@@ -1,8 +1,10 @@
 package io.paddock;
 
+import java.net.URI;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 
 /**
  * The images sandboxes are made from, the same embedded ({@link Paddock#local()}) and remote ({@link
@@ -16,6 +18,26 @@ public interface Images {
 
     /** Pushes the stored image {@code reference} to {@code target} (a reference with a registry). */
     ImageInfo push(String reference, String target, RegistryAuth auth, ImageListener listener);
+
+    /**
+     * {@link #pull(String, RegistryAuth, ImageListener)}, with every URL the pull is about to send a request to
+     * (the registry, each redirect's target, each token realm) first given to {@code destinations}, which throws a
+     * {@link SandboxException} to refuse it. A daemon pulling on a tenant's behalf uses it so that a registry
+     * cannot send the host where the tenant may not connect. Only where the pull runs in this process can it be
+     * checked so: elsewhere (a remote client, whose daemon applies its own rules) this fails
+     * {@code FAILED_PRECONDITION} and nothing is pulled.
+     */
+    default ImageInfo pull(String reference, RegistryAuth auth, ImageListener listener, Consumer<URI> destinations) {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this client's pulls run elsewhere, which applies"
+                + " its own destination rules; pull without a destination check");
+    }
+
+    /** {@link #push(String, String, RegistryAuth, ImageListener)} with every destination checked as for a pull. */
+    default ImageInfo push(String reference, String target, RegistryAuth auth, ImageListener listener,
+                           Consumer<URI> destinations) {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this client's pushes run elsewhere, which applies"
+                + " its own destination rules; push without a destination check");
+    }
 
     /**
      * Builds from a Dockerfile: {@code dockerfile} relative to {@code context} ({@code Dockerfile} when null),

@@ -19,6 +19,7 @@ import io.paddock.runtime.SandboxRuntime;
 import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -49,10 +50,15 @@ final class LocalImages implements Images {
 
     @Override
     public ImageInfo pull(String reference, RegistryAuth auth, ImageListener listener) {
+        return pull(reference, auth, listener, uri -> { });
+    }
+
+    @Override
+    public ImageInfo pull(String reference, RegistryAuth auth, ImageListener listener, Consumer<URI> destinations) {
         long began = System.nanoTime();
         EngineEvents events = manager.events();
         try {
-            ImageInfo pulled = images.info(images.pull(reference, auth, new Observed(listener, events)));
+            ImageInfo pulled = images.info(images.pull(reference, auth, new Observed(listener, events), destinations));
             events.imagePulled(java.util.Optional.empty(), Duration.ofNanos(System.nanoTime() - began));
             return pulled;
         } catch (RuntimeException e) {
@@ -63,7 +69,13 @@ final class LocalImages implements Images {
 
     @Override
     public ImageInfo push(String reference, String target, RegistryAuth auth, ImageListener listener) {
-        return images.info(images.push(reference, target, auth, listener));
+        return push(reference, target, auth, listener, uri -> { });
+    }
+
+    @Override
+    public ImageInfo push(String reference, String target, RegistryAuth auth, ImageListener listener,
+                          Consumer<URI> destinations) {
+        return images.info(images.push(reference, target, auth, listener, destinations));
     }
 
     @Override

@@ -30,6 +30,7 @@ import io.paddock.runtime.internal.host.ImageTools;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,6 +39,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 /**
  * The image subsystem as the engine sees it: turns a reference into the layers a sandbox runs on
@@ -264,23 +266,33 @@ public final class ImageService {
 
     // ---- registries ----
 
-    private static RegistryClient client(RegistryAuth auth) {
+    private static RegistryClient client(RegistryAuth auth, Consumer<URI> destinations) {
         CredentialsProvider config = auth.configFile().map(f -> (CredentialsProvider) DockerConfigCredentials.load(f))
                 .orElse(r -> Optional.empty());
         CredentialsProvider provider = auth.username().isPresent()
                 ? r -> Optional.of(new Credentials(auth.username().get(), auth.password().orElse("")))
                 : config;
-        return RegistryClient.builder().insecure(auth.isInsecure()).credentials(provider).build();
+        return RegistryClient.builder().insecure(auth.isInsecure()).credentials(provider).destinations(destinations)
+                .build();
     }
 
     /** Pulls linux/amd64 of {@code reference}, unpacks its layers (each verified against its diff_id) and names it. */
     public ImageStore.StoredImage pull(String reference, RegistryAuth auth, ImageListener listener) {
+        return pull(reference, auth, listener, uri -> { });
+    }
+
+    /**
+     * {@link #pull(String, RegistryAuth, ImageListener)}, with {@code destinations} called on every URL before a
+     * request goes there (the registry, its redirects, its token realm); it throws to refuse one.
+     */
+    public ImageStore.StoredImage pull(String reference, RegistryAuth auth, ImageListener listener,
+                                       Consumer<URI> destinations) {
         ImageRef ref = ImageRef.parse(reference);
         if (ref.isLocalName()) {
             throw SandboxException.invalid("image", "'" + reference + "' names no registry; pull needs one, e.g."
                     + " 127.0.0.1:5000/" + ref.familiar());
         }
-        Pulled pulled = client(auth).pull(ref, "linux/amd64", store.blobs(), new PullListener() {
+        Pulled pulled = client(auth, destinations).pull(ref, "linux/amd64", store.blobs(), new PullListener() {
             @Override
             public void layerProgress(Descriptor layer, long bytesDone) {
                 listener.layer(layer.digest().toString(), bytesDone, layer.size(), false, false);
@@ -325,6 +337,12 @@ public final class ImageService {
      * as gzip'd tars first; then blobs the registry lacks and an OCI manifest.
      */
     public ImageStore.StoredImage push(String reference, String target, RegistryAuth auth, ImageListener listener) {
+        return push(reference, target, auth, listener, uri -> { });
+    }
+
+    /** {@link #push(String, String, RegistryAuth, ImageListener)}, with every destination checked as for a pull. */
+    public ImageStore.StoredImage push(String reference, String target, RegistryAuth auth, ImageListener listener,
+                                       Consumer<URI> destinations) {
         ImageStore.StoredImage img = find(reference).orElseThrow(() -> new SandboxException(ErrorCode.NOT_FOUND,
                 "no image '" + reference + "'"));
         ImageRef ref = ImageRef.parse(target);
@@ -357,7 +375,7 @@ public final class ImageService {
         List<Descriptor> blobs = new java.util.ArrayList<>();
         blobs.add(new Descriptor(MediaTypes.OCI_CONFIG, img.id(), configSize));
         blobs.addAll(layers);
-        client(auth).push(ref, store.blobs(), manifestDigest, MediaTypes.OCI_MANIFEST, blobs, new PushListener() {
+        client(auth, destinations).push(ref, store.blobs(), manifestDigest, MediaTypes.OCI_MANIFEST, blobs, new PushListener() {
             @Override
             public void blobDone(Descriptor blob, boolean alreadyPresent) {
                 listener.layer(blob.digest().toString(), blob.size(), blob.size(), true, alreadyPresent);

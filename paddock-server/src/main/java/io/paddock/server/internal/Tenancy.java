@@ -10,12 +10,18 @@ import io.paddock.SandboxQuery;
 import io.paddock.SandboxSpec;
 import io.paddock.SandboxState;
 import io.paddock.internal.Validate;
+import io.paddock.network.Destinations;
 
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.UnknownHostException;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 /**
@@ -50,7 +56,7 @@ public final class Tenancy {
     private final int maxPerTenant;
     private final Map<String, AtomicInteger> creating = new HashMap<>();
     /** Where a tenant's pulls and pushes may connect; nothing opened: --allow-private opens ranges to sandboxes only. */
-    private final io.paddock.network.Destinations destinations = io.paddock.network.Destinations.defaults();
+    private final Destinations destinations = Destinations.defaults();
 
     public Tenancy(Paddock paddock, Set<String> tenants, int maxPerTenant) {
         this.paddock = paddock;
@@ -357,13 +363,40 @@ public final class Tenancy {
         String registry = io.paddock.image.internal.oci.ImageRef.parse(reference).registry();
         String host = registry.startsWith("[") ? registry.substring(1, registry.indexOf(']'))
                 : registry.contains(":") ? registry.substring(0, registry.lastIndexOf(':')) : registry;
-        java.net.InetAddress[] addresses;
+        InetAddress[] addresses;
         try {
-            addresses = java.net.InetAddress.getAllByName(host);
-        } catch (java.net.UnknownHostException e) {
+            addresses = InetAddress.getAllByName(host);
+        } catch (UnknownHostException e) {
             return; // the pull itself says the registry is unknown
         }
-        destinations.check("ref", "the registry " + Limits.shorten(registry), java.util.List.of(addresses));
+        destinations.check("ref", "the registry " + Limits.shorten(registry), List.of(addresses));
+    }
+
+    /**
+     * What a tenant's pull or push may connect to once it runs: every URL the registry client is about to send a
+     * request to (the registry, each redirect's target, each token realm) is held to the same rule as the registry
+     * itself, so that a registry the tenant runs cannot send the daemon to this host's own addresses, loopback or
+     * the private ranges. The operator's pulls go anywhere.
+     */
+    public Consumer<URI> registryDestinations(Caller caller) {
+        if (caller.isOperator()) {
+            return uri -> { };
+        }
+        return uri -> {
+            String host = uri.getHost();
+            if (host == null) {
+                return; // the client refuses such a URL itself
+            }
+            String bare = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+            InetAddress[] addresses;
+            try {
+                addresses = InetAddress.getAllByName(bare);
+            } catch (UnknownHostException e) {
+                return; // the request itself fails as an unknown host
+            }
+            destinations.check("ref", "a registry's redirect or token service " + Limits.shorten(host),
+                    List.of(addresses));
+        };
     }
 
     /** Removing a name: a tenant may remove only names in its own namespace (PERMISSION_DENIED otherwise). */

@@ -26,6 +26,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.Set;
 
 /**
@@ -63,6 +64,7 @@ public final class RegistryClient {
     private final Duration timeout;
     private final Limits limits;
     private final HttpClient http;
+    private final Consumer<URI> destinations;
     private final TokenCache tokens = new TokenCache(Clock.systemUTC());
 
     /**
@@ -92,6 +94,7 @@ public final class RegistryClient {
         this.credentials = b.credentials;
         this.timeout = b.timeout;
         this.limits = b.limits;
+        this.destinations = b.destinations;
         this.http = b.httpClient != null ? b.httpClient : HttpClient.newBuilder()
                 .followRedirects(HttpClient.Redirect.NEVER)
                 .connectTimeout(b.connectTimeout)
@@ -112,6 +115,7 @@ public final class RegistryClient {
         private Duration timeout = Duration.ofSeconds(60);
         private Limits limits = Limits.DEFAULT;
         private HttpClient httpClient;
+        private Consumer<URI> destinations = uri -> { };
 
         private Builder() {
         }
@@ -140,6 +144,17 @@ public final class RegistryClient {
         /** How long to wait for each response's headers (not for a whole blob to arrive); 60 s by default. */
         public Builder timeout(Duration d) {
             this.timeout = positive(d);
+            return this;
+        }
+
+        /**
+         * Called with every URL before a request goes to it: the registry's own, each redirect's target and each
+         * token realm. It throws (a {@code SandboxException}) to refuse the destination, so that a registry cannot
+         * send the client where its caller may not connect (a tenant's pull to the host's own addresses). By
+         * default every destination is allowed.
+         */
+        public Builder destinations(Consumer<URI> check) {
+            this.destinations = Objects.requireNonNull(check, "check");
             return this;
         }
 
@@ -306,7 +321,8 @@ public final class RegistryClient {
 
     private RegistrySession session(ImageRef ref, String actions) {
         Optional<Credentials> c = Objects.requireNonNullElse(credentials.credentialsFor(ref.registry()), Optional.empty());
-        return new RegistrySession(http, timeout, insecure, ref.registry(), ref.repository(), actions, c, tokens);
+        return new RegistrySession(http, timeout, insecure, ref.registry(), ref.repository(), actions, c, tokens,
+                destinations);
     }
 
     /** A manifest or index as fetched: its bytes, their digest, its media type and its parsed JSON. */

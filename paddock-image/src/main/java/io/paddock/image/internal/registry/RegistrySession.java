@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.Set;
 
 /**
@@ -56,6 +57,7 @@ final class RegistrySession {
     private final String scope;
     private final Optional<Credentials> credentials;
     private final TokenCache tokens;
+    private final Consumer<URI> destinations;
 
     /** The Authorization header value sent to the registry; null until a challenge asks for one. */
     private String authorization;
@@ -63,7 +65,7 @@ final class RegistrySession {
     private String freshToken;
 
     RegistrySession(HttpClient http, Duration timeout, boolean insecure, String registry, String repository,
-                    String actions, Optional<Credentials> credentials, TokenCache tokens) {
+                    String actions, Optional<Credentials> credentials, TokenCache tokens, Consumer<URI> destinations) {
         this.http = http;
         this.timeout = timeout;
         this.insecure = insecure;
@@ -73,6 +75,7 @@ final class RegistrySession {
         this.scope = "repository:" + repository + ":" + actions;
         this.credentials = credentials;
         this.tokens = tokens;
+        this.destinations = destinations;
         this.authorization = tokens.get(registry, scope).map(t -> "Bearer " + t).orElse(null);
     }
 
@@ -290,6 +293,7 @@ final class RegistrySession {
     }
 
     private HttpResponse<InputStream> sendOnce(HttpRequest request, String target) {
+        destinations.accept(request.uri()); // every hop: the registry, a redirect's target, a token realm
         try {
             return http.send(request, HttpResponse.BodyHandlers.ofInputStream());
         } catch (InterruptedException e) {
