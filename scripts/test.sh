@@ -8,6 +8,15 @@ cd "$root"
 scripts/prereqs.sh test
 # A canary in the engine's environment: the attack tests check it never reaches a sandbox (ATTACKS.md A49).
 export PADDOCK_TEST_CANARY="canary-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-mvn -B -Dstyle.color=never verify "$@"
+# A failing test's report and output are printed again at the end, so that the log of a run that failed
+# once (a flake) keeps what it measured even when the reports directory is gone with the machine.
+started=$(mktemp)
+trap 'rm -f "$started"' EXIT
+status=0
+mvn -B -Dstyle.color=never verify "$@" || status=$?
+if [ "$status" -ne 0 ]; then
+  scripts/print-failed-tests.sh "$started" || true
+  exit "$status"
+fi
 # The Python SDK, as a user installs and runs it.
 scripts/test-python.sh

@@ -45,6 +45,9 @@ public final class E2bServer implements AutoCloseable {
         Server server = new Server(pool);
         server.setStopTimeout(2000);
         HttpConfiguration http = new HttpConfiguration();
+        // Jetty reuses the header lines it saw earlier on a connection, matched ignoring case by default: a token
+        // or cookie differing from an earlier one only in case would be read as the earlier one (DashboardTest).
+        http.setHeaderCacheCaseSensitive(true);
         http.setSendServerVersion(false);
         http.setSendXPoweredBy(false);
         http.setRequestHeaderSize(16 * 1024);

@@ -1,5 +1,6 @@
 package io.paddock.engine;
 
+import io.paddock.LocalOptions;
 import io.paddock.SandboxId;
 import io.paddock.testkit.HostView;
 
@@ -20,8 +21,8 @@ import java.util.stream.Stream;
 
 /**
  * The host side of the attack suite for the runc tier: reads {@code /proc} and the cgroup filesystem
- * (v1 hierarchies or v2 unified) of this host. Spawns nothing and signals nothing; the only writes are the
- * marker files of {@link #plantMarker}.
+ * (v1 hierarchies or v2 unified) of this host. Signals nothing; spawns only read-only host tools (btrfs
+ * qgroup show, stat, sync) for the disk layer; the only writes are the marker files of {@link #plantMarker}.
  */
 class RuncHostView implements HostView {
     private static final Path CGROUP_ROOT = Path.of("/sys/fs/cgroup");
@@ -244,6 +245,52 @@ class RuncHostView implements HostView {
             return Files.getFileStore(stateDir).getUsableSpace();
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * The quota group of the sandbox's subvolume ({@code <storage>/writable/<id>}), read with
+     * {@code btrfs qgroup show --sync}: the sync commits the running transaction, at which btrfs accounts.
+     */
+    @Override
+    public DiskLayer diskLayer(SandboxId id) {
+        Path layer = LocalOptions.DEFAULT_STORAGE_DIR.resolve("writable").resolve(id.value());
+        String out = host("btrfs", "qgroup", "show", "--raw", "-r", "--sync", "-f", layer.toString());
+        // qgroupid rfer excl max_rfer [path]: the subvolume's own level-0 group
+        for (String line : out.split("\n")) {
+            String[] f = line.trim().split("\s+");
+            if (f.length >= 4 && f[0].startsWith("0/") && !f[0].equals("0/5")) {
+                long limit = f[3].equals("none") ? Long.MAX_VALUE : Long.parseLong(f[3]);
+                return new DiskLayer(Long.parseLong(f[1]), limit);
+            }
+        }
+        throw new IllegalStateException("no quota group for " + layer + " in: " + out);
+    }
+
+    /** The loop file's allocated blocks after {@code sync -f} of its filesystem (the host's, not the loop's). */
+    @Override
+    public long writableStoreHostBytes() {
+        Path image = LocalOptions.DEFAULT_STORAGE_DIR.resolve("writable.btrfs");
+        host("btrfs", "filesystem", "sync", LocalOptions.DEFAULT_STORAGE_DIR.resolve("writable").toString());
+        host("sync", "-f", image.toString());
+        String[] f = host("stat", "-c", "%b %B", image.toString()).trim().split(" ");
+        return Long.parseLong(f[0]) * Long.parseLong(f[1]);
+    }
+
+    /** Runs a read-only host tool and returns its output; fails with the output if it fails. */
+    private static String host(String... argv) {
+        try {
+            Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS) || p.exitValue() != 0) {
+                throw new IllegalStateException(String.join(" ", argv) + " failed: " + out);
+            }
+            return out;
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
         }
     }
 

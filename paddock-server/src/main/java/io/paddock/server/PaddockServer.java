@@ -111,6 +111,9 @@ public final class PaddockServer implements AutoCloseable {
         HttpConfiguration http = new HttpConfiguration();
         http.setSendServerVersion(false);
         http.setSendXPoweredBy(false);
+        // Jetty reuses the header lines it saw earlier on a connection, matched ignoring case by default: a token
+        // or cookie differing from an earlier one only in case would be read as the earlier one (DashboardTest).
+        http.setHeaderCacheCaseSensitive(true);
         http.setRequestHeaderSize(16 * 1024);
         http.setIdleTimeout(idleMillis);
         ServerConnector connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));

@@ -227,6 +227,40 @@ class DashboardTest {
         }
     }
 
+    /**
+     * Credentials are read exactly as sent, whatever came before on the connection. Jetty's parser caches the
+     * header lines it has seen on a connection and by default matches them ignoring case, so a cookie or
+     * token that differed from an earlier one only in case was read as the earlier one: the forged-session
+     * test failed whenever its real session id began with 'a' (its altered copy began with 'A').
+     */
+    @Test
+    void aCredentialDifferingOnlyInCaseFromTheConnectionsLastOneIsReadAsSent() {
+        Session s = login(f.token);
+        String value = s.cookie().substring("paddock_session=".length());
+        String swapped = swapCase(value);
+        for (int i = 0; i < 3; i++) { // one client, so one kept-alive connection: each request follows the other
+            assertRefused(call("paddock_session=" + swapped, s.csrf(), "GET", "/v1/sandboxes"), 401);
+            HttpResponse<String> real = call(s, "GET", "/v1/sandboxes");
+            assertThat(real.statusCode()).as("the real session right after its case-swapped copy: %s", real.body())
+                    .isEqualTo(200);
+        }
+        for (int i = 0; i < 3; i++) {
+            assertThat(f.send(f.request("/v1/sandboxes").GET().build()).statusCode()).as("the real token").isEqualTo(200);
+            HttpResponse<String> wrong = f.send(HttpRequest.newBuilder(f.uri("/v1/sandboxes"))
+                    .header("Authorization", "Bearer " + swapCase(f.token)).GET().build());
+            assertThat(wrong.statusCode()).as("the token's case-swapped copy right after the real one: %s", wrong.body())
+                    .isEqualTo(401);
+        }
+    }
+
+    private static String swapCase(String s) {
+        StringBuilder b = new StringBuilder(s.length());
+        for (char c : s.toCharArray()) {
+            b.append(Character.isUpperCase(c) ? Character.toLowerCase(c) : Character.toUpperCase(c));
+        }
+        return b.toString();
+    }
+
     @Test
     void aSessionReachesOnlyTheDashboardsRoutesAndABearerTokenWinsOverACookie() {
         String id = f.createSandboxId();
@@ -286,4 +320,5 @@ class DashboardTest {
         assertRefused(call(s, "GET", "/v1/sandboxes"), 401);
         assertRefused(call(s, "GET", "/ui/session"), 401);
     }
+
 }

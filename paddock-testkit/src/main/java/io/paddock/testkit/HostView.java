@@ -108,6 +108,26 @@ public interface HostView {
     /** Free bytes on the filesystem holding the engine's state directory. */
     long hostFreeDiskBytes();
 
+    /**
+     * The sandbox's disk layer as its store accounts it, once the store has committed everything written so
+     * far: on the host tiers the btrfs quota group of its subvolume after a filesystem sync (the quota group
+     * counts at transaction commit, so an unsynced read lags behind the writes).
+     *
+     * @param usedBytes bytes the layer holds (data and its metadata: the quota group's referenced bytes)
+     * @param limitBytes the limit the store enforces on it
+     */
+    record DiskLayer(long usedBytes, long limitBytes) {
+    }
+
+    /** The sandbox's writable layer, synced and read from its store; fails if it has none. */
+    DiskLayer diskLayer(SandboxId id);
+
+    /**
+     * Bytes of the host disk the store of every sandbox's writable layer occupies right now: on the host
+     * tiers the blocks allocated to the sparse btrfs loop file (what {@code du} says), after a sync.
+     */
+    long writableStoreHostBytes();
+
     /** The content of a host file, or empty text if it cannot be read. */
     String readHostFile(String path);
 
