@@ -106,8 +106,11 @@ fi
 if ((${#optional_pkgs[@]})) && [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
   echo "paddock: installing ${optional_pkgs[*]} (apt-get), for the gVisor tier…" >&2
   export DEBIAN_FRONTEND=noninteractive
+  # apt-get update only where apt has no package lists at all: a daemon that cannot get runsc (offline, say)
+  # must not wait for the network at every start.
   apt-get install -y -qq "${optional_pkgs[@]}" >/dev/null 2>&1 \
-    || { apt-get update -qq >/dev/null 2>&1; apt-get install -y -qq "${optional_pkgs[@]}" >/dev/null 2>&1; } \
+    || { ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null && apt-get update -qq >/dev/null 2>&1 \
+         && apt-get install -y -qq "${optional_pkgs[@]}" >/dev/null 2>&1; } \
     || echo "paddock: could not install ${optional_pkgs[*]}; the gVisor tier stays unavailable until" \
             "apt-get install -y ${optional_pkgs[*]} (as root) succeeds" >&2
 fi
