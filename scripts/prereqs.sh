@@ -4,10 +4,13 @@
 #                                musl-gcc is optional) and installs nothing, even as root
 #   scripts/prereqs.sh build   - to build: JDK 17+, Maven, make, a C compiler (musl-gcc preferred)
 #   scripts/prereqs.sh run     - to run sandboxes: the above plus root and runc
+#   scripts/prereqs.sh run runsc  - the same, and runsc (gVisor) for a command that asks for that tier;
+#                                "runsc?" installs it where it can and goes on without it otherwise (a daemon)
 #   scripts/prereqs.sh test    - to run the test suite: the above plus the tools the tests use (runsc included)
 # Prints what is missing and how to get it; exits non-zero when something cannot be installed.
 set -euo pipefail
 mode=${1:-run}
+shift || true
 
 missing_pkgs=()
 need() { # need COMMAND DEBIAN_PACKAGE
@@ -33,6 +36,17 @@ if [[ $mode == run || $mode == test ]]; then
   need ip iproute2
   need nft nftables
   need nsenter util-linux
+fi
+# Tiers a command asks for (runc is always needed): each Debian package of the same name. kubernetes has
+# nothing to install here (a cluster and its kubeconfig; docs/KUBERNETES.md).
+optional_pkgs=()
+if [[ $mode == run ]]; then
+  for tier in "$@"; do
+    case $tier in
+      runsc) need runsc runsc ;;
+      'runsc?') command -v runsc >/dev/null 2>&1 || optional_pkgs+=(runsc) ;;
+    esac
+  done
 fi
 if [[ $mode == test ]]; then
   need python3 python3
@@ -87,6 +101,18 @@ if ((${#missing_pkgs[@]})); then
     echo "paddock: install them, for example: sudo apt-get install -y ${pkgs[*]}" >&2
     exit 1
   fi
+fi
+
+if ((${#optional_pkgs[@]})) && [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+  echo "paddock: installing ${optional_pkgs[*]} (apt-get), for the gVisor tier…" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  # apt-get update only where apt has no package lists at all: a daemon that cannot get runsc (offline, say)
+  # must not wait for the network at every start.
+  apt-get install -y -qq "${optional_pkgs[@]}" >/dev/null 2>&1 \
+    || { ! compgen -G '/var/lib/apt/lists/*_Packages*' >/dev/null && apt-get update -qq >/dev/null 2>&1 \
+         && apt-get install -y -qq "${optional_pkgs[@]}" >/dev/null 2>&1; } \
+    || echo "paddock: could not install ${optional_pkgs[*]}; the gVisor tier stays unavailable until" \
+            "apt-get install -y ${optional_pkgs[*]} (as root) succeeds" >&2
 fi
 
 if [[ $mode == run || $mode == test ]] && [[ $(id -u) -ne 0 ]]; then

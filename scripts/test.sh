@@ -6,6 +6,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 cd "$root"
 scripts/prereqs.sh test
+# The launcher's first-use installs (each tier's package), with a stand-in apt-get.
+scripts/test-prereqs.sh
 # A canary in the engine's environment: the attack tests check it never reaches a sandbox (ATTACKS.md A49).
 export PADDOCK_TEST_CANARY="canary-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 # A failing test's report and output are printed again at the end, so that the log of a run that failed

@@ -73,3 +73,48 @@ def test_agent_safe_hides_secrets_and_stop_start(client: object, project: str) -
         assert sandbox.run("echo back").stdout == "back\n"
     finally:
         sandbox.destroy()
+
+
+def test_two_sandboxes_with_different_permissions_example(client: object, project: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # The guide's "Two Sandboxes with Different Permissions", as written with only the import changed;
+    # walk_directory is the reader's own helper there (not AgentFense's), so the test gives one.
+    def walk_directory(root: str):  # type: ignore[no-untyped-def]
+        for d, _, files in os.walk(root):
+            for name in files:
+                path = os.path.join(d, name)
+                with open(path, "rb") as f:
+                    yield os.path.relpath(path, root), f.read()
+
+    monkeypatch.chdir(project)
+    os.makedirs("project", exist_ok=True)
+    with open("project/app.py", "w") as f:
+        f.write("print('app')\n")
+    from paddock.compat.agentfense import Sandbox, SandboxClient
+    # First, create a codebase manually
+    client = SandboxClient()
+    codebase = client.create_codebase(name="shared-repo", owner_id="team_A")
+    # Upload files once
+    for file_path, content in walk_directory("./project"):
+        client.upload_file(codebase.id, file_path, content)
+    # Create read-only sandbox
+    with Sandbox.from_codebase(
+        codebase_id=codebase.id,
+        preset="read-only",
+        labels={"purpose": "analysis"},
+    ) as sandbox1:
+        result1 = sandbox1.run("pylint .")
+        assert sandbox1.run("cat app.py").stdout == "print('app')\n"  # the test's: what the sandbox sees
+        assert sandbox1.run("echo x > new.txt").exit_code != 0          # read-only
+    # Create writable sandbox (separate execution)
+    with Sandbox.from_codebase(
+        codebase_id=codebase.id,
+        preset="development",
+        labels={"purpose": "testing"},
+    ) as sandbox2:
+        result2 = sandbox2.run("pytest --cov")
+        assert sandbox2.run("echo x > new.txt").exit_code == 0          # development: writable
+    # Codebase still exists after both sandboxes are destroyed
+    assert client.get_codebase(codebase.id)["name"] == codebase.id
+    client.delete_codebase(codebase.id)  # Clean up manually
+    assert result1.command == "pylint ." and result2.command == "pytest --cov"

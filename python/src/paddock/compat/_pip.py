@@ -28,6 +28,14 @@ def network() -> dict[str, Any]:
     return {"mode": "allow", "allow": [allow]}
 
 
+def index_network() -> dict[str, Any]:
+    """The network of a sandbox that may reach the package index and nothing else: PIP_INDEX_URL's host, else
+    PyPI's index and file hosts."""
+    if index_url() is not None:
+        return network()
+    return {"mode": "allow", "allow": ["pypi.org", "files.pythonhosted.org"]}
+
+
 def install(sandbox: Sandbox, packages: Sequence[str], timeout: float = 900) -> tuple[int, str, str]:
     """``pip install --user`` of ``packages`` in the sandbox; returns (exit code, stdout, stderr)."""
     if not packages:

@@ -18,8 +18,8 @@ from ..._sandbox import Sandbox as _CoreSandbox
 from . import exceptions
 from .exceptions import CommandExecutionError, CommandTimeoutError
 
-__all__ = ["Sandbox", "PermissionRule", "Permission", "PatternType", "RuntimeType", "ResourceLimits",
-           "SandboxStatus", "ExecResult", "SessionWrapper", "exceptions"]
+__all__ = ["Sandbox", "SandboxClient", "Codebase", "PermissionRule", "Permission", "PatternType", "RuntimeType",
+           "ResourceLimits", "SandboxStatus", "ExecResult", "SessionWrapper", "exceptions"]
 
 WORKSPACE = "/workspace"
 DEFAULT_ENDPOINT = "localhost:9000"
@@ -99,6 +99,86 @@ def _client(endpoint: str, secure: bool) -> Client:
 def _codebase_name(path: str) -> str:
     base = re.sub(r"[^a-z0-9-]+", "-", os.path.basename(os.path.abspath(path)).lower()).strip("-") or "codebase"
     return f"{base[:40]}-{uuid.uuid4().hex[:10]}"
+
+
+@dataclass
+class Codebase:
+    id: str
+    name: str
+    owner_id: str
+    size: int = 0
+    file_count: int = 0
+
+
+# Codebases made by SandboxClient.create_codebase whose files are still arriving (upload_file): Paddock uploads a
+# codebase's files at once, so they wait in a local directory until the first sandbox (or get_codebase) needs
+# the codebase, in this process.
+_PENDING: Dict[str, "tuple[Client, str]"] = {}
+
+
+def _flush(codebase_id: str) -> None:
+    pending = _PENDING.pop(codebase_id, None)
+    if pending is None:
+        return
+    client, directory = pending
+    try:
+        client.codebases.create(codebase_id, directory)
+    except PaddockError as e:
+        raise exceptions.translate(e, "codebase") from e
+    finally:
+        import shutil
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+class SandboxClient:
+    """AgentFense's low-level client, for codebases shared between sandboxes: ``create_codebase``,
+    ``upload_file`` (each file, before the first sandbox of the codebase starts), ``get_codebase``,
+    ``delete_codebase``. The codebase is a Paddock codebase; ``Sandbox.from_codebase`` takes its id."""
+
+    def __init__(self, endpoint: str = DEFAULT_ENDPOINT, secure: bool = False) -> None:
+        self._client = _client(endpoint, secure)
+
+    def create_codebase(self, name: str, owner_id: Optional[str] = None) -> Codebase:
+        import tempfile
+        cid = _codebase_name(name)
+        _PENDING[cid] = (self._client, tempfile.mkdtemp(prefix="agentfense-codebase-"))
+        return Codebase(cid, name, owner_id or "")
+
+    def upload_file(self, codebase_id: str, file_path: str, content: Union[str, bytes]) -> None:
+        if codebase_id not in _PENDING:
+            raise exceptions.SandboxError(f"codebase {codebase_id}: its files are uploaded before its first sandbox"
+                                          " starts; a sandbox changes it afterwards (commit its changes)")
+        root = os.path.realpath(_PENDING[codebase_id][1])
+        target = os.path.realpath(os.path.join(root, file_path.lstrip("/")))
+        if not target.startswith(root + os.sep):
+            raise ValueError(f"'{file_path}' leads out of the codebase")
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as f:
+            f.write(content.encode() if isinstance(content, str) else content)
+
+    def get_codebase(self, codebase_id: str) -> Dict[str, Any]:
+        _flush(codebase_id)
+        return self._client.codebases.get(codebase_id)
+
+    def delete_codebase(self, codebase_id: str) -> None:
+        pending = _PENDING.pop(codebase_id, None)
+        if pending is not None:
+            import shutil
+            shutil.rmtree(pending[1], ignore_errors=True)
+            return
+        try:
+            self._client.codebases.remove(codebase_id)
+        except PaddockError as e:
+            raise exceptions.translate(e, "codebase") from e
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> "SandboxClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class SessionWrapper:
@@ -183,6 +263,7 @@ class Sandbox:
                       resources: Optional[ResourceLimits] = None, endpoint: str = DEFAULT_ENDPOINT,
                       secure: bool = False, labels: Optional[Dict[str, str]] = None,
                       auto_start: bool = True) -> "Sandbox":
+        _flush(codebase_id)  # a SandboxClient's codebase whose files were uploaded one by one
         client = _client(endpoint, secure)
         sb = cls(client, codebase_id, [_rule(r) for r in permissions or []], preset or "view-only", image, resources,
                  labels, runtime, owns_codebase=False)

@@ -18,11 +18,12 @@ from .. import _pip
 from . import exceptions
 from .exceptions import (ContainerError, LanguageNotSupportedError, NotOpenSessionError, SandboxTimeoutError,
                          SecurityError, UnsupportedBackendError, ValidationError)
-from .security import RestrictedModule, SecurityIssueSeverity, SecurityPattern, SecurityPolicy
+from .security import (RestrictedModule, SecurityIssueSeverity, SecurityPattern, SecurityPolicy,
+                       get_security_policy)
 
 __all__ = ["SandboxSession", "ArtifactSandboxSession", "create_session", "SandboxBackend", "SupportedLanguage",
            "ConsoleOutput", "ExecutionResult", "PlotOutput", "FileType", "SecurityPolicy", "SecurityPattern",
-           "RestrictedModule", "SecurityIssueSeverity", "exceptions"]
+           "RestrictedModule", "SecurityIssueSeverity", "get_security_policy", "exceptions"]
 
 
 class SandboxBackend(str, enum.Enum):
@@ -86,6 +87,32 @@ _SEED_IMAGES = ("vndee/sandbox-", "ghcr.io/vndee/sandbox-")
 _RUNTIME_CONFIGS = {"mem_limit": "memory", "memory": "memory", "cpu_count": "cpus", "pids_limit": "pids"}
 
 
+def _pod_limits(manifest: dict) -> dict[str, Any]:
+    """A Kubernetes pod manifest's first container's resource limits, as the sandbox's memory and cpus; anything
+    else in the manifest is refused by name (a Paddock sandbox is not a pod of that manifest)."""
+    spec = manifest.get("spec", {}) if isinstance(manifest, dict) else {}
+    unknown = [k for k in (manifest or {}) if k not in ("spec", "metadata", "apiVersion", "kind")]
+    unknown += [f"spec.{k}" for k in spec if k != "containers"]
+    containers = spec.get("containers") or [{}]
+    unknown += [f"spec.containers[0].{k}" for k in containers[0] if k not in ("resources", "name", "image")]
+    unknown += [f"spec.containers[0].resources.{k}" for k in containers[0].get("resources", {})
+                if k not in ("limits", "requests")]
+    if unknown or len(containers) > 1:
+        raise ValidationError(f"pod_manifest: only the first container's resource limits apply to a Paddock sandbox"
+                              f" (not supported: {', '.join(unknown) or 'more than one container'})")
+    out: dict[str, Any] = {}
+    limits = containers[0].get("resources", {}).get("limits", {})
+    for key, value in limits.items():
+        if key == "memory":
+            out["memory"] = str(value)
+        elif key == "cpu":
+            text = str(value)
+            out["cpus"] = int(text[:-1]) / 1000 if text.endswith("m") else float(text)
+        else:
+            raise ValidationError(f"pod_manifest: resource limit '{key}' is not supported (memory and cpu are)")
+    return out
+
+
 class _Session:
     def __init__(self, backend: SandboxBackend = SandboxBackend.DOCKER, image: str | None = None,
                  dockerfile: str | None = None, lang: str = SupportedLanguage.PYTHON, *, keep_template: bool = False,
@@ -116,12 +143,25 @@ class _Session:
         self.session_timeout = session_timeout
         self._image = None if image is None or image.startswith(_SEED_IMAGES) else image
         self._dockerfile = dockerfile
-        self._spec: dict[str, Any] = {}
+        # The policy's preset limits first; runtime_configs and a pod manifest's limits override them.
+        limits = dict(security_policy.limits) if security_policy is not None else {}
+        self._network = limits.pop("network", None)
+        self._spec: dict[str, Any] = limits
         for key, value in (runtime_configs or {}).items():
+            if key == "timeout":  # llm-sandbox's per-run default, in seconds
+                self.execution_timeout = self.execution_timeout or float(value)
+                continue
             if key not in _RUNTIME_CONFIGS:
                 raise ValidationError(f"runtime_configs: '{key}' is not supported (known: "
-                                      f"{', '.join(sorted(_RUNTIME_CONFIGS))})")
+                                      f"{', '.join(sorted([*_RUNTIME_CONFIGS, 'timeout']))})")
             self._spec[_RUNTIME_CONFIGS[key]] = value
+        if kwargs.get("pod_manifest") is not None:
+            self._spec.update(_pod_limits(kwargs["pod_manifest"]))
+        # kube_namespace and env_vars are the Kubernetes session's: Paddock's daemon picks the namespace.
+        self._env = dict(kwargs.get("env_vars") or {})
+        unknown = sorted(set(kwargs) - {"client", "pod_manifest", "kube_namespace", "env_vars", "stream"})
+        if unknown:
+            raise ValidationError(f"{', '.join(unknown)}: not supported by Paddock's llm-sandbox sessions")
         self._client: Client | None = None
         self._sandbox: Sandbox | None = None
         self._owns = container_id is None
@@ -137,14 +177,23 @@ class _Session:
             image = self._image
             if self._dockerfile:
                 image = self._build(self._dockerfile)
-            # llm-sandbox's containers have a network (for `libraries`): open, or the PIP_INDEX_URL host only.
-            self._sandbox = self._client.create(image=image, workdir=self.workdir, network=_pip.network(),
-                                                timeout=self.session_timeout or 3600, **self._spec)
+            # llm-sandbox's containers have a network (for `libraries`): open, or the PIP_INDEX_URL host only;
+            # a security policy's preset narrows it ("packages": the index only) or takes it away ("none").
+            self._sandbox = self._client.create(image=image, workdir=self.workdir, network=self._network_spec(),
+                                                env=self._env or None, timeout=self.session_timeout or 3600,
+                                                **self._spec)
             self._sandbox.exec("mkdir", "-p", self.workdir)
         except PaddockError as e:
             self._client.close()
             self._client = None
             raise ContainerError(str(e)) from e
+
+    def _network_spec(self) -> dict[str, Any]:
+        if self._network is None or self._network == "open":
+            return _pip.network()
+        if self._network == "packages":
+            return _pip.index_network()
+        return {"mode": str(self._network)}
 
     def _build(self, dockerfile: str) -> str:
         assert self._client is not None

@@ -29,6 +29,8 @@ import java.util.Locale;
  * client, and streaming at 500 MiB/s or more.
  */
 final class PythonFigure {
+    /** Debian's Python, as in the README's install: the one that sees python3-httpx and python3-websockets. */
+    static final String PYTHON = "/usr/bin/python3";
     private final Report report;
     private final PrintStream out;
     private final SandboxSpec spec;
@@ -50,8 +52,16 @@ final class PythonFigure {
                 "create -> first output and exec round trip within +1 ms p50 of Java remote; streaming >= 500 MiB/s");
         Path script = repo.resolve("python/bench/bench.py");
         Path src = repo.resolve("python/src");
-        if (!Files.isRegularFile(script) || !Files.isRegularFile(Path.of("/usr/bin/python3"))) {
-            f.paddock.put("python", "unavailable: needs /usr/bin/python3 and " + script);
+        if (!Files.isRegularFile(script) || !Files.isRegularFile(Path.of(PYTHON))) {
+            f.paddock.put("python", "unavailable: needs " + PYTHON + " and " + script);
+            return;
+        }
+        // The README's interpreter (Debian's, whatever python3 comes first on the PATH) with the SDK's Debian
+        // dependencies, installed here as root so that a fresh machine measures P16 too.
+        java.util.Optional<String> missing = Host.ensurePythonModules(PYTHON,
+                java.util.Map.of("httpx", "python3-httpx", "websockets", "python3-websockets"), out);
+        if (missing.isPresent()) {
+            f.paddock.put("python", "unavailable: " + missing.get());
             return;
         }
         String token = "bench-" + HexFormat.of().formatHex(new SecureRandom().generateSeed(16));
@@ -87,7 +97,7 @@ final class PythonFigure {
                 }
                 javaStream = streamBytes / 1048576.0 / ((System.nanoTime() - t0) / 1e9);
             }
-            Host.Result r = Host.run(Duration.ofMinutes(20), List.of("env", "PYTHONPATH=" + src, "/usr/bin/python3",
+            Host.Result r = Host.run(Duration.ofMinutes(20), List.of("env", "PYTHONPATH=" + src, PYTHON,
                     script.toString(), server.url().toString(), token, Integer.toString(creates), Integer.toString(execs),
                     Long.toString(streamBytes)));
             if (!r.ok()) {

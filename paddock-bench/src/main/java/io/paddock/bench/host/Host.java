@@ -111,6 +111,40 @@ public final class Host {
         return missing;
     }
 
+    /**
+     * Installs, as root, the Debian packages of the modules that {@code python} cannot import; returns why it
+     * still cannot import them (empty when it can), naming the command to run.
+     */
+    public static java.util.Optional<String> ensurePythonModules(String python, Map<String, String> moduleToPackage,
+                                                                 java.io.PrintStream log) {
+        List<String> packages = new ArrayList<>();
+        for (Map.Entry<String, String> e : moduleToPackage.entrySet()) {
+            if (!run(Duration.ofSeconds(30), python, "-c", "import " + e.getKey()).ok()) {
+                packages.add(e.getValue());
+            }
+        }
+        if (packages.isEmpty()) {
+            return java.util.Optional.empty();
+        }
+        if (isRoot() && onPath("apt-get")) {
+            log.println("installing missing Python modules: apt-get install -y " + String.join(" ", packages));
+            List<String> argv = new ArrayList<>(List.of("apt-get", "install", "-y", "--no-install-recommends"));
+            argv.addAll(packages);
+            Result r = run(Duration.ofMinutes(10), argv);
+            if (!r.ok()) {
+                log.println("apt-get failed: " + shorten(r.output()));
+            }
+        }
+        List<String> still = new ArrayList<>();
+        for (Map.Entry<String, String> e : moduleToPackage.entrySet()) {
+            if (!run(Duration.ofSeconds(30), python, "-c", "import " + e.getKey()).ok()) {
+                still.add(e.getValue());
+            }
+        }
+        return still.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(python + " cannot import "
+                + String.join(", ", moduleToPackage.keySet()) + " (apt-get install -y " + String.join(" ", still) + ", as root)");
+    }
+
     /** /proc/meminfo in KiB. */
     public static Map<String, Long> meminfo() {
         Map<String, Long> m = new LinkedHashMap<>();

@@ -35,7 +35,9 @@ public final class Runc {
     /** Finds runc on the usual paths, or says how to install it. */
     public static Path locate() {
         return HostProcess.locate("runc", "PADDOCK_RUNC",
-                "runc is not installed. Install it with: apt-get install -y runc   (Debian/Ubuntu; as root)");
+                "runc is not installed. Install it with: sudo apt-get install -y runc   (Debian/Ubuntu; ./paddock installs"
+                        + " it itself when run as root), or elsewhere runc's release binary"
+                        + " (https://github.com/opencontainers/runc/releases) with PADDOCK_RUNC=/path/to/runc");
     }
 
     public String version() {

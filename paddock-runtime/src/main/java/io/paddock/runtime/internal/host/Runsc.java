@@ -39,7 +39,10 @@ public final class Runsc {
     /** A checkpoint or restore moves the sandbox's memory through the disk: seconds per GiB. */
     private static final Duration CHECKPOINT_TIMEOUT = Duration.ofMinutes(5);
     private static final ObjectMapper JSON = new ObjectMapper();
-    public static final String INSTALL_HINT = "Install it with: apt-get install -y runsc   (Debian/Ubuntu; as root)";
+    /** What to run: ./paddock installs it itself as root on Debian (scripts/prereqs.sh), as it installs runc. */
+    public static final String INSTALL_HINT = "Install it with: sudo apt-get install -y runsc   (Debian/Ubuntu; ./paddock"
+            + " installs it itself when run as root), or elsewhere gVisor's release binary"
+            + " (https://gvisor.dev/docs/user_guide/install/) with PADDOCK_RUNSC=/path/to/runsc";
 
     private final Path binary;
     private final Path stateRoot;
