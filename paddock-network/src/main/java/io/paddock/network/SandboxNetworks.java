@@ -374,31 +374,24 @@ public final class SandboxNetworks implements AutoCloseable {
     }
 
     /**
-     * Removes the networks of sandboxes that are gone (a crash left them): slots whose holder is not
-     * {@code alive}, and {@code paddock-} namespaces without a slot. Returns the ids it cleaned.
+     * Removes the networks of sandboxes that are gone (a crash left them): this engine's slots (its state
+     * directory's {@code net/}) whose holder is not {@code alive}. Returns the ids it cleaned.
+     *
+     * <p>Only what is provably this engine's is reclaimed. {@code /run/netns} is the host's: a {@code paddock-}
+     * namespace without a slot here belongs to another engine with a state directory of its own (a CLI beside a
+     * daemon, a second daemon, a test suite's engine), whose sandboxes this engine's records cannot name, so it
+     * is never taken for an orphan. This engine's own namespaces always have a slot: {@link #prepare} takes the
+     * slot before it makes the namespace, and {@link #detach} frees it last.
      */
     public List<SandboxId> sweep(Predicate<SandboxId> alive) {
         Set<SandboxId> gone = new HashSet<>();
-        // A network is made before its sandbox's bundle: one younger than SWEEP_GRACE may be another engine's
-        // create in progress, not an orphan.
+        // A network is made before its sandbox's bundle: one younger than the grace may be a create in progress
+        // of an engine sharing this state directory, not an orphan.
         slots.all().forEach((slot, holder) -> {
             if (SandboxId.isValid(holder) && !alive.test(new SandboxId(holder)) && olderThanGrace(slots.file(slot))) {
                 gone.add(new SandboxId(holder));
             }
         });
-        try (var files = Files.list(NETNS_DIR)) {
-            for (Path f : files.toList()) {
-                String name = f.getFileName().toString();
-                if (name.startsWith(NETNS_PREFIX) && SandboxId.isValid(name.substring(NETNS_PREFIX.length()))) {
-                    SandboxId id = new SandboxId(name.substring(NETNS_PREFIX.length()));
-                    if (!alive.test(id) && olderThanGrace(f)) {
-                        gone.add(id);
-                    }
-                }
-            }
-        } catch (IOException e) {
-            // no namespaces at all
-        }
         for (SandboxId id : gone) {
             try {
                 detach(id);
@@ -409,13 +402,16 @@ public final class SandboxNetworks implements AutoCloseable {
         return List.copyOf(gone);
     }
 
-    /** How old a network without a sandbox must be before a sweep takes it for an orphan. */
-    static final Duration SWEEP_GRACE = Duration.ofMinutes(2);
+    /** How old a network without a sandbox must be before a sweep takes it for an orphan: two minutes, or
+     * {@code -Dpaddock.network.sweepGraceSeconds} (tests of the sweep lower it rather than wait). */
+    static Duration sweepGrace() {
+        return Duration.ofSeconds(Long.getLong("paddock.network.sweepGraceSeconds", 120));
+    }
 
     private static boolean olderThanGrace(Path file) {
         try {
             return Files.getLastModifiedTime(file, java.nio.file.LinkOption.NOFOLLOW_LINKS).toInstant()
-                    .isBefore(java.time.Instant.now().minus(SWEEP_GRACE));
+                    .isBefore(java.time.Instant.now().minus(sweepGrace()));
         } catch (IOException e) {
             return false; // gone meanwhile
         }
