@@ -533,7 +533,7 @@ public final class KubernetesRuntime implements SandboxRuntime {
         if (code == 403) {
             return new SandboxException(ErrorCode.FAILED_PRECONDITION, "the Kubernetes API refused to " + what
                     + " in namespace " + namespace + " (403 Forbidden: " + status + "); Paddock's service account needs"
-                    + " the Role in deploy/kubernetes/rbac.yaml (pods, pods/attach, networkpolicies)");
+                    + " the Role in deploy/kubernetes/10-rbac.yaml (pods, pods/attach, networkpolicies)");
         }
         if (code == 401) {
             return new SandboxException(ErrorCode.FAILED_PRECONDITION, "the Kubernetes API did not accept Paddock's"

@@ -178,7 +178,7 @@ class KubernetesRuntimeTest {
         assertThatThrownBy(() -> tier.start(request(newId(), SandboxSpec.builder().build(), nonce(), false)))
                 .isInstanceOf(SandboxException.class)
                 .hasMessageContaining("403 Forbidden")
-                .hasMessageContaining("deploy/kubernetes/rbac.yaml")
+                .hasMessageContaining("deploy/kubernetes/10-rbac.yaml")
                 .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
         // The network policy made before the refused pod is gone too.
         assertThat(kube.leftovers()).isEmpty();
