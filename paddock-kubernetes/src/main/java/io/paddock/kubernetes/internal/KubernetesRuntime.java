@@ -52,10 +52,13 @@ public final class KubernetesRuntime implements SandboxRuntime {
     private final String server;
     private final String version;
     private final String hostName;
+    /** Where the credentials came from ({@link #source}), for a refusal's message. */
+    private final String credentials;
 
     KubernetesRuntime(KubernetesClient client, KubernetesSettings settings, String namespace, String server,
                       String version, String hostName) {
         this.client = client;
+        this.credentials = source(settings, client.getConfiguration());
         this.settings = settings;
         this.namespace = namespace;
         this.server = server;
@@ -73,21 +76,43 @@ public final class KubernetesRuntime implements SandboxRuntime {
         Config config = config(settings);
         String ns = settings.namespace().orElse(Optional.ofNullable(config.getNamespace()).orElse("default"));
         KubernetesClient client = new KubernetesClientBuilder().withConfig(config)
-                .withHttpClientFactory(new JdkHttpClientFactory()).build();
+                .withHttpClientFactory(new Http11ClientFactory()).build();
         String version;
         try {
             version = client.getKubernetesVersion().getGitVersion();
         } catch (KubernetesClientException e) {
             client.close();
             if (e.getCode() == 401 || e.getCode() == 403) {
-                throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "the Kubernetes API server at "
-                        + config.getMasterUrl() + " refused Paddock's credentials (" + e.getCode() + ", from "
-                        + source(settings, config) + "): " + e.getMessage());
+                throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "the API server at " + config.getMasterUrl()
+                        + " refused the credentials in " + source(settings, config) + " (" + statusLine(e) + "): "
+                        + (e.getCode() == 401 ? "a bad or expired token or certificate" : "they may not read the"
+                        + " server's version") + "; give valid ones (a fresh token, --kubeconfig)");
             }
             throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot reach the Kubernetes API server at "
                     + config.getMasterUrl() + " (from " + source(settings, config) + "): " + rootMessage(e), e);
         }
         return new KubernetesRuntime(client, settings, ns, config.getMasterUrl(), version, localHostName());
+    }
+
+    /** {@code 401 Unauthorized: <the server's message>}, as the API server's Status says it. */
+    static String statusLine(KubernetesClientException e) {
+        String reason = e.getStatus() != null && e.getStatus().getReason() != null ? " " + e.getStatus().getReason() : "";
+        String message = e.getStatus() != null && e.getStatus().getMessage() != null ? e.getStatus().getMessage() : rootMessage(e);
+        return e.getCode() + reason + ": " + message;
+    }
+
+    /**
+     * fabric8's JDK HTTP client, speaking HTTP/1.1 only. An API server answers a request with bad credentials 401 and
+     * then closes an HTTP/2 connection with GOAWAY; the JDK 17 client reports the GOAWAY as a connection failure and
+     * never the 401, so a bad or expired token read as "cannot reach the API server". Over HTTP/1.1 the 401 arrives.
+     * The attach and watch streams are WebSockets, HTTP/1.1 upgrades either way; one connection per request stream
+     * costs the tier nothing it uses.
+     */
+    static final class Http11ClientFactory extends JdkHttpClientFactory {
+        @Override
+        protected void additionalConfig(java.net.http.HttpClient.Builder builder) {
+            builder.version(java.net.http.HttpClient.Version.HTTP_1_1);
+        }
     }
 
     /** A tier on a client made elsewhere (tests hand it the mock API server's). */
@@ -536,8 +561,9 @@ public final class KubernetesRuntime implements SandboxRuntime {
                     + " the Role in deploy/kubernetes/10-rbac.yaml (pods, pods/attach, networkpolicies)");
         }
         if (code == 401) {
-            return new SandboxException(ErrorCode.FAILED_PRECONDITION, "the Kubernetes API did not accept Paddock's"
-                    + " credentials to " + what + " (401): " + status);
+            return new SandboxException(ErrorCode.FAILED_PRECONDITION, "the API server at " + server + " refused the"
+                    + " credentials in " + credentials + " to " + what + " (" + statusLine(e) + "): a bad or expired"
+                    + " token or certificate");
         }
         if (code == 409) {
             return new SandboxException(ErrorCode.ALREADY_EXISTS, "cannot " + what + ": it exists already (" + status + ")");

@@ -167,6 +167,14 @@ final class KubeletDouble implements AutoCloseable {
         forbidden.put(method + " " + pathPrefix, pathPrefix);
     }
 
+    /**
+     * Answers {@code method} on paths starting with {@code pathPrefix} with 401 Unauthorized from now on, as a real
+     * API server answers a bad or expired token (over HTTP/1.1; over HTTP/2 it then sends GOAWAY).
+     */
+    void unauthorized(String method, String pathPrefix) {
+        forbidden.put(method + " " + pathPrefix, "401");
+    }
+
     void allowAll() {
         forbidden.clear();
     }
@@ -190,6 +198,10 @@ final class KubeletDouble implements AutoCloseable {
             String path = request.getPath();
             for (String key : forbidden.keySet()) {
                 String[] mp = key.split(" ", 2);
+                if (request.getMethod().equals(mp[0]) && path.startsWith(mp[1]) && "401".equals(forbidden.get(key))) {
+                    return new MockResponse().setResponseCode(401).setBody("{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+                            + "\"status\":\"Failure\",\"message\":\"Unauthorized\",\"reason\":\"Unauthorized\",\"code\":401}");
+                }
                 if (request.getMethod().equals(mp[0]) && path.startsWith(mp[1])) {
                     return new MockResponse().setResponseCode(403).setBody("{\"kind\":\"Status\",\"apiVersion\":\"v1\","
                             + "\"status\":\"Failure\",\"message\":\"" + request.getMethod().toLowerCase() + " " + path

@@ -201,6 +201,43 @@ class KubernetesRuntimeTest {
                 .hasMessageContaining("/nonexistent/kubeconfig");
     }
 
+    /**
+     * A bad or expired token (issue 37, defect 3): the API server answers 401, which the tier reports as the
+     * credentials refused, naming where they came from and the status, at open and on a later call; never as an
+     * unreachable server. The tier's client speaks HTTP/1.1, over which a real server's 401 arrives as such (over
+     * HTTP/2 the JDK 17 client reported only the GOAWAY that follows it).
+     */
+    @Test
+    void aBadTokenIsSaidAsRefusedCredentials(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) throws Exception {
+        KubeletDouble refusing = new KubeletDouble();
+        try {
+            java.nio.file.Path kubeconfig = tmp.resolve("kubeconfig");
+            java.nio.file.Files.writeString(kubeconfig, """
+                    apiVersion: v1
+                    kind: Config
+                    clusters: [{name: c, cluster: {server: "%s"}}]
+                    users: [{name: u, user: {token: expired-token}}]
+                    contexts: [{name: x, context: {cluster: c, user: u, namespace: %s}}]
+                    current-context: x
+                    """.formatted(refusing.url(), KubeletDouble.NAMESPACE));
+            KubernetesRuntime t = KubernetesRuntime.open(settings(Map.of("kubernetes.kubeconfig", kubeconfig.toString())));
+            refusing.unauthorized("GET", "/api/v1/namespaces/");
+            assertThatThrownBy(t::records).isInstanceOf(SandboxException.class)
+                    .hasMessageContaining("refused the credentials in kubeconfig " + kubeconfig)
+                    .hasMessageContaining("401 Unauthorized")
+                    .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
+            t.close();
+            refusing.unauthorized("GET", "/version");
+            assertThatThrownBy(() -> KubernetesRuntime.open(settings(Map.of("kubernetes.kubeconfig", kubeconfig.toString()))))
+                    .isInstanceOf(SandboxException.class)
+                    .hasMessageStartingWith("the API server at " + refusing.url())
+                    .hasMessageContaining("refused the credentials in kubeconfig " + kubeconfig + " (401 Unauthorized")
+                    .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
+        } finally {
+            refusing.close();
+        }
+    }
+
     @Test
     void aServerThatGoesAwayMidwayIsUnavailable() {
         KubeletDouble gone = new KubeletDouble();
