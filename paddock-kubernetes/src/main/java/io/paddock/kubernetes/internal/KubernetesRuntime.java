@@ -208,7 +208,8 @@ public final class KubernetesRuntime implements SandboxRuntime {
             // The policy first: the pod never runs without it.
             call("create the network policy of " + request.id(), () -> client.network().v1().networkPolicies()
                     .inNamespace(namespace).resource(policy).create());
-            call("create the pod of " + request.id(), () -> client.pods().inNamespace(namespace).resource(pod).create());
+            Pod stored = call("create the pod of " + request.id(), () -> client.pods().inNamespace(namespace).resource(pod).create());
+            checkKept(request.id(), pod, stored);
             awaitRunning(request.id(), image);
             return attach(request.id(), request.preamble());
         } catch (RuntimeException e) {
@@ -218,6 +219,24 @@ public final class KubernetesRuntime implements SandboxRuntime {
                 e.addSuppressed(cleanup);
             }
             throw e;
+        }
+    }
+
+    /**
+     * Refuses a pod the API server stored without a security setting Paddock sent: an API server drops the fields of
+     * features its gates turn off, without an error, so {@code hostUsers: false} (kubernetes.userNamespaces) sent to
+     * a server without user-namespace support came back absent, and the pod would have run in the node's user
+     * namespace. The pod as stored (the create's answer) is read back; the caller removes it.
+     */
+    static void checkKept(SandboxId id, Pod sent, Pod stored) {
+        Boolean want = sent.getSpec().getHostUsers();
+        Boolean got = stored == null || stored.getSpec() == null ? null : stored.getSpec().getHostUsers();
+        if (want != null && !want.equals(got)) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "the Kubernetes API server stored the pod of " + id
+                    + " without hostUsers: " + want + " (it has " + (got == null ? "no hostUsers" : "hostUsers: " + got)
+                    + "): it does not support user namespaces for pods (the UserNamespacesSupport feature gate is off, or"
+                    + " the server predates it), so kubernetes.userNamespaces (--kube-user-namespaces) cannot hold;"
+                    + " the pod was not run. Enable the gate on the API server and the kubelets, or turn the option off");
         }
     }
 

@@ -89,6 +89,7 @@ final class KubeletDouble implements AutoCloseable {
     });
     private final Map<String, Running> running = new ConcurrentHashMap<>();
     private final Map<String, String> forbidden = new ConcurrentHashMap<>();
+    private volatile boolean dropHostUsers;
     private volatile Mode mode = Mode.RUN;
 
     /** A pod's container, as this "node" runs it. */
@@ -177,6 +178,15 @@ final class KubeletDouble implements AutoCloseable {
 
     void allowAll() {
         forbidden.clear();
+        dropHostUsers = false;
+    }
+
+    /**
+     * Stores pods without {@code spec.hostUsers} from now on, as a real API server whose UserNamespacesSupport gate
+     * is off does (it drops the field, answers 201, and says nothing).
+     */
+    void dropHostUsers() {
+        dropHostUsers = true;
     }
 
     /** How many pods this node runs now. */
@@ -208,6 +218,12 @@ final class KubeletDouble implements AutoCloseable {
                             + " is forbidden: User \\\"system:serviceaccount:paddock:paddock\\\" cannot do that\","
                             + "\"reason\":\"Forbidden\",\"code\":403}");
                 }
+            }
+            if (dropHostUsers && PODS_PATH.matcher(path).matches() && "POST".equals(request.getMethod())) {
+                Pod sent = Serialization.unmarshal(request.getUtf8Body(), Pod.class);
+                sent.getSpec().setHostUsers(null);
+                request = new RecordedRequest(request.getHttpVersion(), request.method(), path, request.getHeaders(),
+                        new io.fabric8.mockwebserver.http.Buffer().writeUtf8(Serialization.asJson(sent)));
             }
             Matcher m = POD_PATH.matcher(path);
             if (m.matches() && "/attach".equals(m.group(3)) && "GET".equals(request.getMethod())) {
@@ -324,6 +340,13 @@ final class KubeletDouble implements AutoCloseable {
             RuntimeSandbox sb = runc.start(new StartRequest(id, node, owner, new byte[0]));
             Running r = new Running(name, id, sb);
             running.put(name, r);
+            // A pod deleted while its sandbox started (the tier refused it at once): a kubelet stops it.
+            if (client.pods().inNamespace(ns).withName(name).get() == null) {
+                if (running.remove(name, r)) {
+                    stop(r);
+                }
+                return;
+            }
             Thread pump = new Thread(r::pump, "kubelet-double-stdout-" + name);
             pump.setDaemon(true);
             pump.start();

@@ -238,6 +238,23 @@ class KubernetesRuntimeTest {
         }
     }
 
+    /**
+     * kubernetes.userNamespaces on a cluster without user-namespace support (issue 37, defect 5): the API server
+     * stores the pod without {@code hostUsers}; the tier reads the stored pod back, refuses by name and leaves
+     * nothing, instead of running the pod in the node's user namespace.
+     */
+    @Test
+    void aDroppedHostUsersIsRefusedAndNothingIsLeft() {
+        KubernetesRuntime userns = KubernetesRuntime.open(kube.client(), settings(Map.of("kubernetes.userNamespaces", "true")));
+        kube.dropHostUsers();
+        assertThatThrownBy(() -> userns.start(request(newId(), SandboxSpec.builder().build(), nonce(), false)))
+                .isInstanceOf(SandboxException.class)
+                .hasMessageContaining("without hostUsers: false")
+                .hasMessageContaining("kubernetes.userNamespaces")
+                .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
+        assertThat(kube.leftovers()).isEmpty();
+    }
+
     @Test
     void aServerThatGoesAwayMidwayIsUnavailable() {
         KubeletDouble gone = new KubeletDouble();
