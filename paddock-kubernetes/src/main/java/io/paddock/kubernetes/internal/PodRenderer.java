@@ -136,17 +136,21 @@ public final class PodRenderer {
         SandboxSpec spec = plan.spec();
         Map<String, Quantity> resources = new LinkedHashMap<>();
         resources.put("cpu", cpu(spec.cpus()));
-        resources.put("memory", bytes(spec.memory()));
+        // The writable places are tmpfs (memory-backed emptyDirs), whose pages count against the container's memory
+        // limit: the limit is the spec's memory plus its disk, and the places share the disk (each half of it when
+        // the working directory is not under /tmp), so a full place ends as ENOSPC before any OOM kill. Sized each to
+        // disk against memory alone, 2 x 1 GiB of files met a 512 MiB limit as an OOM kill (issue 37).
+        resources.put("memory", bytes(memoryLimit(spec)));
         List<VolumeMount> mounts = new ArrayList<>();
         mounts.add(new VolumeMountBuilder().withName("paddock").withMountPath(INIT_DIR).withReadOnly(true).build());
         mounts.add(new VolumeMountBuilder().withName("tmp").withMountPath("/tmp").build());
         List<Volume> volumes = new ArrayList<>();
         volumes.add(new VolumeBuilder().withName("paddock").withNewEmptyDir().withSizeLimit(new Quantity("16Mi")).endEmptyDir().build());
-        volumes.add(memoryDir("tmp", spec.disk()));
-        boolean underTmp = spec.workdir().equals("/tmp") || spec.workdir().startsWith("/tmp/");
+        boolean underTmp = underTmp(spec);
+        volumes.add(memoryDir("tmp", placeSize(spec)));
         if (!underTmp) {
             mounts.add(new VolumeMountBuilder().withName("workdir").withMountPath(spec.workdir()).build());
-            volumes.add(memoryDir("workdir", spec.disk()));
+            volumes.add(memoryDir("workdir", placeSize(spec)));
         }
         Container init = new ContainerBuilder()
                 .withName(INIT_CONTAINER)
@@ -307,9 +311,23 @@ public final class PodRenderer {
         return a;
     }
 
+    private static boolean underTmp(SandboxSpec spec) {
+        return spec.workdir().equals("/tmp") || spec.workdir().startsWith("/tmp/");
+    }
+
+    /** Each writable place's tmpfs size: the spec's disk, halved between /tmp and a working directory outside it. */
+    static ByteSize placeSize(SandboxSpec spec) {
+        return underTmp(spec) ? spec.disk() : ByteSize.bytes(spec.disk().bytes() / 2);
+    }
+
+    /** The container's memory limit (and request): the spec's memory plus the tmpfs places it holds, at most disk. */
+    static ByteSize memoryLimit(SandboxSpec spec) {
+        return ByteSize.bytes(spec.memory().bytes() + spec.disk().bytes());
+    }
+
     private static Volume memoryDir(String name, ByteSize size) {
-        // Memory-backed, as the host image's /tmp and /workspace: a tmpfs of the spec's disk size (ENOSPC past it),
-        // charged to the pod's memory limit, never on the node's disk.
+        // Memory-backed, as the host image's /tmp and /workspace: a tmpfs of its size (ENOSPC past it), charged to
+        // the pod's memory limit (which holds it: memoryLimit), never on the node's disk.
         return new VolumeBuilder().withName(name).withNewEmptyDir().withMedium("Memory").withSizeLimit(bytes(size))
                 .endEmptyDir().build();
     }
