@@ -34,6 +34,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The Kubernetes tier: each sandbox is a pod ({@link PodRenderer}) whose PID 1 is Paddock's init, and the engine
@@ -44,7 +45,6 @@ import java.util.Optional;
 public final class KubernetesRuntime implements SandboxRuntime {
     public static final String NAME = "kubernetes";
     private static final System.Logger LOG = System.getLogger("io.paddock.kubernetes");
-    private static final Duration DELETE_WAIT = Duration.ofSeconds(60);
 
     private final KubernetesClient client;
     private final KubernetesSettings settings;
@@ -52,6 +52,17 @@ public final class KubernetesRuntime implements SandboxRuntime {
     private final String server;
     private final String version;
     private final String hostName;
+    /**
+     * Sandboxes whose removal the API has not confirmed (a pod left Terminating by a node that never confirms it):
+     * deleted again in the background until their pod and then their network policy are gone.
+     */
+    private final Set<SandboxId> unconfirmed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.ScheduledExecutorService sweeper =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "paddock-kubernetes-sweep");
+                t.setDaemon(true);
+                return t;
+            });
     /** Where the credentials came from ({@link #source}), for a refusal's message. */
     private final String credentials;
 
@@ -212,6 +223,17 @@ public final class KubernetesRuntime implements SandboxRuntime {
             checkKept(request.id(), pod, stored);
             awaitRunning(request.id(), image);
             return attach(request.id(), request.preamble());
+        } catch (SandboxException e) {
+            try {
+                destroy(request.id());
+            } catch (RuntimeException cleanup) {
+                // Never "it was removed" unless the API said so: the pod (and its policy) may still be there.
+                SandboxException said = new SandboxException(e.code(), e.getMessage() + "; its removal is not confirmed: "
+                        + cleanup.getMessage(), e);
+                said.addSuppressed(cleanup);
+                throw said;
+            }
+            throw new SandboxException(e.code(), e.getMessage() + "; its pod and network policy were removed", e);
         } catch (RuntimeException e) {
             try {
                 destroy(request.id());
@@ -271,11 +293,10 @@ public final class KubernetesRuntime implements SandboxRuntime {
         if (unschedulable.isPresent()) {
             throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "the pod of " + id + " was not scheduled within "
                     + settings.startTimeout().toSeconds() + " s (kubernetes.startTimeout): "
-                    + Optional.ofNullable(unschedulable.get().getMessage()).orElse(unschedulable.get().getReason())
-                    + "; it was removed");
+                    + Optional.ofNullable(unschedulable.get().getMessage()).orElse(unschedulable.get().getReason()));
         }
         throw new SandboxException(ErrorCode.DEADLINE_EXCEEDED, "the pod of " + id + " did not start within "
-                + settings.startTimeout().toSeconds() + " s (kubernetes.startTimeout): " + describe(last) + "; it was removed");
+                + settings.startTimeout().toSeconds() + " s (kubernetes.startTimeout): " + describe(last));
     }
 
     private static boolean running(Pod pod) {
@@ -460,18 +481,69 @@ public final class KubernetesRuntime implements SandboxRuntime {
         String name = PodRenderer.podName(id);
         call("delete the pod of " + id, () -> client.pods().inNamespace(namespace).withName(name)
                 .withGracePeriod(1).delete());
-        long deadline = System.nanoTime() + DELETE_WAIT.toNanos();
+        long deadline = System.nanoTime() + settings.deleteTimeout().toNanos();
         long sleep = 20;
-        while (call("read the pod of " + id, () -> client.pods().inNamespace(namespace).withName(name).get()) != null) {
+        Pod pod;
+        while ((pod = call("read the pod of " + id, () -> client.pods().inNamespace(namespace).withName(name).get())) != null) {
             if (System.nanoTime() > deadline) {
-                throw new SandboxException(ErrorCode.UNAVAILABLE, "the pod of " + id + " is still terminating after "
-                        + DELETE_WAIT.toSeconds() + " s");
+                // The policy stays while the pod may still run (on a node that is only unreachable): both are
+                // deleted again in the background until the API confirms the pod gone.
+                sweepLater(id);
+                throw new SandboxException(ErrorCode.UNAVAILABLE, "the pod " + namespace + "/" + name + " is still "
+                        + terminating(pod) + " after " + settings.deleteTimeout().toSeconds() + " s (kubernetes.deleteTimeout);"
+                        + " the API has not confirmed it gone, so it and its network policy stay recorded in the cluster"
+                        + " and Paddock keeps deleting them in the background (kubectl -n " + namespace
+                        + " get pod,networkpolicy " + name + ")");
             }
             sleep(sleep);
             sleep = Math.min(500, sleep * 2);
         }
         call("delete the network policy of " + id, () -> client.network().v1().networkPolicies().inNamespace(namespace)
                 .withName(name).delete());
+        unconfirmed.remove(id);
+    }
+
+    /** What keeps a deleted pod: its deletion time, its node, its finalizers. */
+    private static String terminating(Pod pod) {
+        StringBuilder b = new StringBuilder("Terminating");
+        if (pod.getMetadata().getDeletionTimestamp() != null) {
+            b.append(" (deleted at ").append(pod.getMetadata().getDeletionTimestamp());
+            if (pod.getSpec() != null && pod.getSpec().getNodeName() != null) {
+                b.append(", on node ").append(pod.getSpec().getNodeName()).append(", whose kubelet has not confirmed it");
+            }
+            if (pod.getMetadata().getFinalizers() != null && !pod.getMetadata().getFinalizers().isEmpty()) {
+                b.append(", finalizers ").append(pod.getMetadata().getFinalizers());
+            }
+            b.append(")");
+        }
+        return b.toString();
+    }
+
+    /** Deletes {@code id}'s pod and policy again, every period, until the API confirms them gone. */
+    private void sweepLater(SandboxId id) {
+        if (unconfirmed.add(id)) {
+            long period = Math.max(1, Math.min(30, settings.deleteTimeout().toSeconds()));
+            sweeper.schedule(() -> sweep(id, period), period, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    private void sweep(SandboxId id, long period) {
+        if (!unconfirmed.contains(id)) {
+            return;
+        }
+        try {
+            destroy(id);
+            LOG.log(System.Logger.Level.INFO, "the pod and network policy of " + id + " are gone at last");
+        } catch (RuntimeException e) {
+            if (unconfirmed.contains(id) && !sweeper.isShutdown()) {
+                sweeper.schedule(() -> sweep(id, period), period, java.util.concurrent.TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /** Sandboxes whose pod or policy the API has not yet confirmed removed (the background sweep's). */
+    Set<SandboxId> unconfirmed() {
+        return Set.copyOf(unconfirmed);
     }
 
     /**
@@ -630,6 +702,12 @@ public final class KubernetesRuntime implements SandboxRuntime {
 
     /** Closes the client (its threads and connections). */
     public void close() {
+        sweeper.shutdownNow();
+        if (!unconfirmed.isEmpty()) {
+            LOG.log(System.Logger.Level.WARNING, "closing with the removal of " + unconfirmed + " not confirmed by the API:"
+                    + " their pods and network policies may remain in namespace " + namespace + "; the next start's"
+                    + " reconcile removes them");
+        }
         client.close();
     }
 }

@@ -90,6 +90,7 @@ final class KubeletDouble implements AutoCloseable {
     private final Map<String, Running> running = new ConcurrentHashMap<>();
     private final Map<String, String> forbidden = new ConcurrentHashMap<>();
     private volatile boolean dropHostUsers;
+    private volatile boolean stuckTerminating;
     private volatile Mode mode = Mode.RUN;
 
     /** A pod's container, as this "node" runs it. */
@@ -179,6 +180,27 @@ final class KubeletDouble implements AutoCloseable {
     void allowAll() {
         forbidden.clear();
         dropHostUsers = false;
+        stuckTerminating = false;
+    }
+
+    /**
+     * From now on a new pod, once deleted, stays Terminating, as a real API server keeps a pod bound to a node whose
+     * kubelet never confirms it (a node dying mid-start): the DELETE answers 200 and the pod only gets a
+     * deletionTimestamp. Modelled with a finalizer, which the mock server honours as a real one does.
+     */
+    void stuckTerminating(boolean stuck) {
+        stuckTerminating = stuck;
+    }
+
+    /** What holds a pod made while {@link #stuckTerminating}: the confirmation its node never sends. */
+    static final String NODE_GONE = "test.paddock.io/node-never-confirms";
+
+    /** The node confirms at last: the pod's hold goes, and the API server removes a deleted pod. */
+    void confirmDeletion(String pod) {
+        client.pods().inNamespace(NAMESPACE).withName(pod).edit(p -> {
+            p.getMetadata().setFinalizers(List.of());
+            return p;
+        });
     }
 
     /**
@@ -219,9 +241,16 @@ final class KubeletDouble implements AutoCloseable {
                             + "\"reason\":\"Forbidden\",\"code\":403}");
                 }
             }
-            if (dropHostUsers && PODS_PATH.matcher(path).matches() && "POST".equals(request.getMethod())) {
+            if ((dropHostUsers || stuckTerminating) && PODS_PATH.matcher(path).matches() && "POST".equals(request.getMethod())) {
                 Pod sent = Serialization.unmarshal(request.getUtf8Body(), Pod.class);
-                sent.getSpec().setHostUsers(null);
+                if (dropHostUsers) {
+                    sent.getSpec().setHostUsers(null);
+                }
+                if (stuckTerminating) {
+                    // Held by a finalizer the test removes (the mock server then deletes it), bound to a node.
+                    sent.getMetadata().setFinalizers(List.of(NODE_GONE));
+                    sent.getSpec().setNodeName("node-gone");
+                }
                 request = new RecordedRequest(request.getHttpVersion(), request.method(), path, request.getHeaders(),
                         new io.fabric8.mockwebserver.http.Buffer().writeUtf8(Serialization.asJson(sent)));
             }

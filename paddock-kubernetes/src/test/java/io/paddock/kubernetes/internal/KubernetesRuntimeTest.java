@@ -163,6 +163,48 @@ class KubernetesRuntimeTest {
         assertThat(kube.leftovers()).isEmpty();
     }
 
+    /**
+     * A pod whose node never confirms its deletion stays Terminating (issue 37, defect 4): the failed create must not
+     * say "it was removed"; the pod and its policy stay recorded in the cluster (records() lists the sandbox) and the
+     * tier keeps deleting them in the background, the policy only once the API confirms the pod gone.
+     */
+    @Test
+    void aPodLeftTerminatingIsNotSaidRemovedAndIsSweptOnceGone() throws Exception {
+        KubernetesRuntime quick = KubernetesRuntime.open(kube.client(), settings(Map.of("kubernetes.startTimeout", "2",
+                "kubernetes.deleteTimeout", "1")));
+        kube.mode(KubeletDouble.Mode.UNSCHEDULABLE);
+        kube.stuckTerminating(true);
+        SandboxId id = newId();
+        try {
+            assertThatThrownBy(() -> quick.start(request(id, SandboxSpec.builder().build(), nonce(), false)))
+                    .isInstanceOf(SandboxException.class)
+                    .hasMessageContaining("was not scheduled within 2 s")
+                    .hasMessageContaining("its removal is not confirmed")
+                    .hasMessageContaining("Terminating (deleted at")
+                    .hasMessageNotContaining("removed;").hasMessageNotContaining("it was removed")
+                    .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.RESOURCE_EXHAUSTED));
+            assertThat(kube.leftovers()).containsExactlyInAnyOrder("pod/" + id.value(), "networkpolicy/" + id.value());
+            assertThat(quick.records()).extracting(RuntimeRecord::id).contains(id);
+            assertThat(quick.unconfirmed()).containsExactly(id);
+            Thread.sleep(2500);
+            assertThat(kube.leftovers()).as("the policy stays while the pod does").contains("networkpolicy/" + id.value());
+            // The node confirms at last: the pod goes, and the sweep removes the policy.
+            kube.stuckTerminating(false);
+            kube.confirmDeletion(id.value());
+            long until = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+            while (!kube.leftovers().isEmpty() && System.nanoTime() < until) {
+                Thread.sleep(200);
+            }
+            assertThat(kube.leftovers()).isEmpty();
+            assertThat(quick.unconfirmed()).isEmpty();
+        } finally {
+            kube.stuckTerminating(false);
+            if (kube.leftovers().contains("pod/" + id.value())) {
+                kube.confirmDeletion(id.value());
+            }
+        }
+    }
+
     @Test
     void anImageTheClusterCannotPullIsABadSpec() {
         assertThatThrownBy(() -> tier.start(request(newId(), SandboxSpec.builder().image("no-such-image").build(), nonce(), false)))
