@@ -224,7 +224,7 @@ public final class SandboxNetworks implements AutoCloseable {
     public Pending prepare(SandboxId id, NetworkPolicy policy, List<io.paddock.EgressSecret> secrets, Optional<Path> owner) {
         checkUpstream(policy);
         Ports port = ready(!secrets.isEmpty());
-        int slot = slots.acquire(id);
+        int slot = acquireUnused(id);
         String ns = NETNS_PREFIX + id.value();
         String iface = NftPlan.IFACE_PREFIX + slot;
         try {
@@ -271,6 +271,28 @@ public final class SandboxNetworks implements AutoCloseable {
                 byAddress.put(slots.address(slot), a);
             }
         };
+    }
+
+    /**
+     * A slot of this engine's whose veth name is free on the host. Another engine with a state directory of its own
+     * keeps its slots elsewhere and may hold the same number: its {@code pdk<slot>} (and its chains) are never
+     * touched, the slot is passed over.
+     */
+    private int acquireUnused(SandboxId id) {
+        List<Integer> passed = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < 16; i++) {
+                int slot = slots.acquire(id);
+                if (!Files.exists(Path.of("/sys/class/net", NftPlan.IFACE_PREFIX + slot), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    return slot;
+                }
+                passed.add(slot);
+            }
+            throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "no free network slot: the veths of 16 slots"
+                    + " in a row belong to other engines on this host");
+        } finally {
+            passed.forEach(s -> slots.release(s, id));
+        }
     }
 
     /** Replaces a running sandbox's policy; new connections follow it at once. */

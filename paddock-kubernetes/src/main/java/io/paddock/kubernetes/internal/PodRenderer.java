@@ -137,10 +137,10 @@ public final class PodRenderer {
         Map<String, Quantity> resources = new LinkedHashMap<>();
         resources.put("cpu", cpu(spec.cpus()));
         // The writable places are tmpfs (memory-backed emptyDirs), whose pages count against the container's memory
-        // limit: the limit is the spec's memory plus its disk, and the places share the disk (each half of it when
-        // the working directory is not under /tmp), so a full place ends as ENOSPC before any OOM kill. Sized each to
-        // disk against memory alone, 2 x 1 GiB of files met a 512 MiB limit as an OOM kill (issue 37).
-        resources.put("memory", bytes(memoryLimit(spec)));
+        // limit (the spec's memory, which the contract holds the tenant to): together they are sized inside it, at
+        // most half of it (or the disk, if smaller), so a full place ends as ENOSPC, not as an OOM kill. Sized each to
+        // disk, the defaults' 2 x 1 GiB of files met a 512 MiB limit as an OOM kill (issue 37).
+        resources.put("memory", bytes(spec.memory()));
         List<VolumeMount> mounts = new ArrayList<>();
         mounts.add(new VolumeMountBuilder().withName("paddock").withMountPath(INIT_DIR).withReadOnly(true).build());
         mounts.add(new VolumeMountBuilder().withName("tmp").withMountPath("/tmp").build());
@@ -315,19 +315,23 @@ public final class PodRenderer {
         return spec.workdir().equals("/tmp") || spec.workdir().startsWith("/tmp/");
     }
 
-    /** Each writable place's tmpfs size: the spec's disk, halved between /tmp and a working directory outside it. */
-    static ByteSize placeSize(SandboxSpec spec) {
-        return underTmp(spec) ? spec.disk() : ByteSize.bytes(spec.disk().bytes() / 2);
+    /**
+     * What the writable places hold together: the spec's disk, but at most half its memory, so that the tmpfs pages
+     * and the tenant's processes fit the one memory limit.
+     */
+    static ByteSize placesSize(SandboxSpec spec) {
+        return ByteSize.bytes(Math.min(spec.disk().bytes(), spec.memory().bytes() / 2));
     }
 
-    /** The container's memory limit (and request): the spec's memory plus the tmpfs places it holds, at most disk. */
-    static ByteSize memoryLimit(SandboxSpec spec) {
-        return ByteSize.bytes(spec.memory().bytes() + spec.disk().bytes());
+    /** Each writable place's tmpfs size: {@link #placesSize}, halved between /tmp and a working directory outside it. */
+    static ByteSize placeSize(SandboxSpec spec) {
+        long all = placesSize(spec).bytes();
+        return ByteSize.bytes(underTmp(spec) ? all : all / 2);
     }
 
     private static Volume memoryDir(String name, ByteSize size) {
         // Memory-backed, as the host image's /tmp and /workspace: a tmpfs of its size (ENOSPC past it), charged to
-        // the pod's memory limit (which holds it: memoryLimit), never on the node's disk.
+        // the pod's memory limit (inside which placesSize keeps it), never on the node's disk.
         return new VolumeBuilder().withName(name).withNewEmptyDir().withMedium("Memory").withSizeLimit(bytes(size))
                 .endEmptyDir().build();
     }

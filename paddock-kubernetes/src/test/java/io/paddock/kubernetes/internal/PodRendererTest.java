@@ -63,16 +63,19 @@ class PodRendererTest {
     void theWritablePlacesFitInsideTheMemoryLimit() {
         for (SandboxSpec spec : List.of(SandboxSpec.builder().build(),
                 SandboxSpec.builder().workdir("/tmp/w").build(),
-                SandboxSpec.builder().memory(ByteSize.mib(128)).disk(ByteSize.gib(4)).build())) {
+                SandboxSpec.builder().memory(ByteSize.mib(128)).disk(ByteSize.gib(4)).build(),
+                SandboxSpec.builder().memory(ByteSize.gib(4)).disk(ByteSize.mib(256)).build())) {
             Pod pod = PodRenderer.pod(plan(spec, SETTINGS));
             long places = pod.getSpec().getVolumes().stream().filter(v -> v.getEmptyDir() != null)
                     .filter(v -> "Memory".equals(v.getEmptyDir().getMedium()))
                     .mapToLong(v -> v.getEmptyDir().getSizeLimit().getNumericalAmount().longValueExact()).sum();
             Container main = pod.getSpec().getContainers().get(0);
             long limit = main.getResources().getLimits().get("memory").getNumericalAmount().longValueExact();
-            assertThat(places).as(spec.workdir() + ": the places hold the disk").isEqualTo(spec.disk().bytes());
-            assertThat(spec.memory().bytes() + places).as(spec.workdir() + ": memory and places within the limit")
-                    .isLessThanOrEqualTo(limit);
+            assertThat(limit).as("the limit is the spec's memory").isEqualTo(spec.memory().bytes());
+            assertThat(places).as(spec.workdir() + ": the places fit inside the memory limit, with room for processes")
+                    .isLessThanOrEqualTo(limit / 2).isPositive();
+            assertThat(places).as(spec.workdir() + ": the places are the disk where the memory allows")
+                    .isEqualTo(Math.min(spec.disk().bytes(), spec.memory().bytes() / 2));
         }
     }
 
