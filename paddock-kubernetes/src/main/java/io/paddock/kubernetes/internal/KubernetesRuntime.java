@@ -608,11 +608,28 @@ public final class KubernetesRuntime implements SandboxRuntime {
         return Optional.of(new io.paddock.runtime.RecordedSandbox(spec, created));
     }
 
-    /** The pod's spec and creation annotations follow the engine's record (a claimed pooled pod, new labels). */
+    /**
+     * The pod's spec and creation annotations, and its labels, follow the engine's record (a claimed pooled pod, new
+     * labels), so that {@code kubectl get pods -l} finds sandboxes as their users label them. Labels the previous
+     * spec rendered and the new one does not are removed; labels someone else put on the pod stay.
+     */
     @Override
     public void respecified(SandboxId id, SandboxSpec spec, Instant createdAt) {
-        annotate(id, "record the spec", Map.of(PodRenderer.ANNOTATION_SPEC, stripSecrets(spec),
-                PodRenderer.ANNOTATION_CREATED, createdAt.toString()));
+        Map<String, String> rendered = PodRenderer.labels(id, spec);
+        call("record the spec of " + id, () -> client.pods().inNamespace(namespace).withName(PodRenderer.podName(id)).edit(p -> {
+            Map<String, String> a = new LinkedHashMap<>(Optional.ofNullable(p.getMetadata().getAnnotations()).orElse(Map.of()));
+            Map<String, String> l = new LinkedHashMap<>(Optional.ofNullable(p.getMetadata().getLabels()).orElse(Map.of()));
+            String before = a.get(PodRenderer.ANNOTATION_SPEC);
+            if (before != null) {
+                PodRenderer.labels(id, io.paddock.wire.Wire.spec(readTree(before))).keySet().forEach(l::remove);
+            }
+            l.putAll(rendered);
+            a.put(PodRenderer.ANNOTATION_SPEC, stripSecrets(spec));
+            a.put(PodRenderer.ANNOTATION_CREATED, createdAt.toString());
+            p.getMetadata().setAnnotations(a);
+            p.getMetadata().setLabels(l);
+            return p;
+        }));
     }
 
     private String ownerSeenHere(String owner, String host) {

@@ -205,6 +205,27 @@ class KubernetesRuntimeTest {
         }
     }
 
+    /** The pod's labels follow the spec's (a claim, a label update), so {@code kubectl get pods -l} finds sandboxes. */
+    @Test
+    void podLabelsFollowTheSpec() {
+        SandboxId id = newId();
+        RuntimeSandbox rt = tier.start(request(id, SandboxSpec.builder().label("team", "ml").label("stage", "dev").build(),
+                nonce(), false));
+        rt.closeChannel();
+        kube.client().pods().inNamespace(KubeletDouble.NAMESPACE).withName(id.value()).edit(p -> {
+            p.getMetadata().getLabels().put("operator.example/keep", "yes");
+            return p;
+        });
+        tier.respecified(id, SandboxSpec.builder().name("web").label("team", "ai").build(), java.time.Instant.now());
+        var labels = kube.client().pods().inNamespace(KubeletDouble.NAMESPACE).withName(id.value()).get().getMetadata().getLabels();
+        assertThat(labels).containsEntry("team", "ai").containsEntry(PodRenderer.LABEL_NAME, "web")
+                .containsEntry(PodRenderer.LABEL_ID, id.value()).containsEntry("operator.example/keep", "yes")
+                .doesNotContainKey("stage");
+        assertThat(kube.client().pods().inNamespace(KubeletDouble.NAMESPACE).withLabel("team", "ai").list().getItems())
+                .extracting(p -> p.getMetadata().getName()).containsExactly(id.value());
+        tier.destroy(id);
+    }
+
     @Test
     void anImageTheClusterCannotPullIsABadSpec() {
         assertThatThrownBy(() -> tier.start(request(newId(), SandboxSpec.builder().image("no-such-image").build(), nonce(), false)))
