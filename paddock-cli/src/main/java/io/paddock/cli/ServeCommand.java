@@ -75,6 +75,11 @@ final class ServeCommand implements Callable<Integer> {
             description = "kubernetes tier: how long a pod may take to be scheduled and started (default: 120).")
     String kubeStartTimeout;
 
+    @Option(names = "--kube-delete-timeout", paramLabel = "SECONDS",
+            description = "kubernetes tier: how long a destroy waits for the API to confirm a pod gone before it says"
+                    + " it is not and keeps deleting it in the background (default: 60).")
+    String kubeDeleteTimeout;
+
     @Option(names = "--kube-user-namespaces",
             description = "kubernetes tier: run pods in user namespaces of their own (hostUsers: false; needs Kubernetes 1.30+).")
     boolean kubeUserNamespaces;
@@ -154,6 +159,7 @@ final class ServeCommand implements Callable<Integer> {
                 .runtimeOption("kubernetes.defaultImage", kubeDefaultImage)
                 .runtimeOption("kubernetes.runtimeClass", kubeRuntimeClass)
                 .runtimeOption("kubernetes.startTimeout", kubeStartTimeout)
+                .runtimeOption("kubernetes.deleteTimeout", kubeDeleteTimeout)
                 .runtimeOption("kubernetes.userNamespaces", kubeUserNamespaces ? "true" : null)
                 .runtimeOption("kubernetes.adopt", kubeAdopt ? "true" : null);
         options.dnsUpstream(dnsUpstream);

@@ -157,6 +157,38 @@ class NetworkSandboxTest {
             return r.stdoutText().lines().toList();
         }
 
+        /**
+         * Two engines with state directories of their own share the host's {@code /run/netns}: the second one's
+         * start-up sweep must leave the first one's live networks alone (issue 37, defect 1). The sweep's grace is
+         * lowered so that the first engine's namespace is old enough to be taken, were it taken for an orphan.
+         */
+        @Test
+        void anotherEnginesStartLeavesThisEnginesNetworks() throws Exception {
+            try (Sandbox sb = paddock.create(spec(NetworkPolicy.allow(world.a + "/32")).build())) {
+                assertThat(run(sb, FETCH, world.url(world.a)).get(0)).isEqualTo("world " + world.a);
+                java.nio.file.Path otherState = java.nio.file.Files.createTempDirectory(
+                        java.nio.file.Path.of("/run"), "paddock-other-");
+                String before = System.getProperty("paddock.network.sweepGraceSeconds");
+                System.setProperty("paddock.network.sweepGraceSeconds", "0");
+                try (Paddock other = Paddock.local(LocalOptions.builder().defaultRuntime(tier()).stateDir(otherState)
+                        .dnsUpstream(world.a).build())) {
+                    assertThat(other.list()).isEmpty();
+                } finally {
+                    if (before == null) {
+                        System.clearProperty("paddock.network.sweepGraceSeconds");
+                    } else {
+                        System.setProperty("paddock.network.sweepGraceSeconds", before);
+                    }
+                    try (var files = java.nio.file.Files.walk(otherState)) {
+                        files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+                    }
+                }
+                assertThat(java.nio.file.Files.exists(java.nio.file.Path.of("/run/netns/paddock-" + sb.id().value())))
+                        .as("the first engine's namespace").isTrue();
+                assertThat(run(sb, FETCH, world.url(world.a)).get(0)).isEqualTo("world " + world.a);
+            }
+        }
+
         @Test
         void noneHasOnlyLoopback() {
             try (Sandbox sb = paddock.create(SandboxSpec.builder().build())) {

@@ -261,7 +261,7 @@ public final class SandboxNetworks implements AutoCloseable {
                            Optional<String> tenant) {
         checkUpstream(policy);
         Ports port = ready(!secrets.isEmpty());
-        int slot = slots.acquire(id);
+        int slot = acquireUnused(id);
         String ns = NETNS_PREFIX + id.value();
         String iface = NftPlan.IFACE_PREFIX + slot;
         try {
@@ -308,6 +308,28 @@ public final class SandboxNetworks implements AutoCloseable {
                 byAddress.put(slots.address(slot), a);
             }
         };
+    }
+
+    /**
+     * A slot of this engine's whose veth name is free on the host. Another engine with a state directory of its own
+     * keeps its slots elsewhere and may hold the same number: its {@code pdk<slot>} (and its chains) are never
+     * touched, the slot is passed over.
+     */
+    private int acquireUnused(SandboxId id) {
+        List<Integer> passed = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < 16; i++) {
+                int slot = slots.acquire(id);
+                if (!Files.exists(Path.of("/sys/class/net", NftPlan.IFACE_PREFIX + slot), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    return slot;
+                }
+                passed.add(slot);
+            }
+            throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "no free network slot: the veths of 16 slots"
+                    + " in a row belong to other engines on this host");
+        } finally {
+            passed.forEach(s -> slots.release(s, id));
+        }
     }
 
     /** Replaces a running sandbox's policy; new connections follow it at once. */
@@ -417,31 +439,24 @@ public final class SandboxNetworks implements AutoCloseable {
     }
 
     /**
-     * Removes the networks of sandboxes that are gone (a crash left them): slots whose holder is not
-     * {@code alive}, and {@code paddock-} namespaces without a slot. Returns the ids it cleaned.
+     * Removes the networks of sandboxes that are gone (a crash left them): this engine's slots (its state
+     * directory's {@code net/}) whose holder is not {@code alive}. Returns the ids it cleaned.
+     *
+     * <p>Only what is provably this engine's is reclaimed. {@code /run/netns} is the host's: a {@code paddock-}
+     * namespace without a slot here belongs to another engine with a state directory of its own (a CLI beside a
+     * daemon, a second daemon, a test suite's engine), whose sandboxes this engine's records cannot name, so it
+     * is never taken for an orphan. This engine's own namespaces always have a slot: {@link #prepare} takes the
+     * slot before it makes the namespace, and {@link #detach} frees it last.
      */
     public List<SandboxId> sweep(Predicate<SandboxId> alive) {
         Set<SandboxId> gone = new HashSet<>();
-        // A network is made before its sandbox's bundle: one younger than SWEEP_GRACE may be another engine's
-        // create in progress, not an orphan.
+        // A network is made before its sandbox's bundle: one younger than the grace may be a create in progress
+        // of an engine sharing this state directory, not an orphan.
         slots.all().forEach((slot, holder) -> {
             if (SandboxId.isValid(holder) && !alive.test(new SandboxId(holder)) && olderThanGrace(slots.file(slot))) {
                 gone.add(new SandboxId(holder));
             }
         });
-        try (var files = Files.list(NETNS_DIR)) {
-            for (Path f : files.toList()) {
-                String name = f.getFileName().toString();
-                if (name.startsWith(NETNS_PREFIX) && SandboxId.isValid(name.substring(NETNS_PREFIX.length()))) {
-                    SandboxId id = new SandboxId(name.substring(NETNS_PREFIX.length()));
-                    if (!alive.test(id) && olderThanGrace(f)) {
-                        gone.add(id);
-                    }
-                }
-            }
-        } catch (IOException e) {
-            // no namespaces at all
-        }
         for (SandboxId id : gone) {
             try {
                 detach(id);
@@ -452,13 +467,16 @@ public final class SandboxNetworks implements AutoCloseable {
         return List.copyOf(gone);
     }
 
-    /** How old a network without a sandbox must be before a sweep takes it for an orphan. */
-    static final Duration SWEEP_GRACE = Duration.ofMinutes(2);
+    /** How old a network without a sandbox must be before a sweep takes it for an orphan: two minutes, or
+     * {@code -Dpaddock.network.sweepGraceSeconds} (tests of the sweep lower it rather than wait). */
+    static Duration sweepGrace() {
+        return Duration.ofSeconds(Long.getLong("paddock.network.sweepGraceSeconds", 120));
+    }
 
     private static boolean olderThanGrace(Path file) {
         try {
             return Files.getLastModifiedTime(file, java.nio.file.LinkOption.NOFOLLOW_LINKS).toInstant()
-                    .isBefore(java.time.Instant.now().minus(SWEEP_GRACE));
+                    .isBefore(java.time.Instant.now().minus(sweepGrace()));
         } catch (IOException e) {
             return false; // gone meanwhile
         }

@@ -139,6 +139,28 @@ class AuthTest {
         assertThat(json(r).get("status").asText()).isEqualTo("ok");
     }
 
+    /**
+     * The Kubernetes Deployment's probes (plain manifest and Helm chart) are HTTP GETs the daemon answers 200 without
+     * a token: a probe of an authenticated path gets 401 and the pod never becomes Ready (issue 37, defect 2).
+     */
+    @Test
+    void theDeploymentsProbesAreAnsweredWithoutAToken() throws Exception {
+        java.util.regex.Pattern probe = java.util.regex.Pattern.compile(
+                "(readinessProbe|livenessProbe):\\s*\\n\\s*httpGet:\\s*\\n\\s*path:\\s*(\\S+)");
+        for (String file : List.of("../deploy/kubernetes/30-daemon.yaml", "../deploy/helm/paddock/templates/daemon.yaml")) {
+            String text = java.nio.file.Files.readString(java.nio.file.Path.of(file));
+            java.util.regex.Matcher m = probe.matcher(text);
+            List<String> kinds = new ArrayList<>();
+            while (m.find()) {
+                kinds.add(m.group(1));
+                HttpResponse<String> r = f.send(HttpRequest.newBuilder(f.uri(m.group(2))).GET().build());
+                assertThat(r.statusCode()).as(file + " " + m.group(1) + " GET " + m.group(2) + ": " + r.body())
+                        .isEqualTo(200);
+            }
+            assertThat(kinds).as(file + ": HTTP probes").containsExactlyInAnyOrder("readinessProbe", "livenessProbe");
+        }
+    }
+
     @Test
     void theWebSocketUpgradeNeedsTheToken() {
         assertThatThrownBy(() -> WsClient.connect(f.http, f.uri("/v1/sandboxes/" + id + "/exec/stream"), null, true))

@@ -82,6 +82,8 @@ public final class HostLeakCheck {
         out.addAll(launcherProcesses());
         list(storageDir.resolve("writable")).stream().filter(HostLeakCheck::paddockName)
                 .forEach(p -> out.add("writable-layer " + p.getFileName()));
+        list(storageDir.resolve("writable.owners")).stream().filter(HostLeakCheck::paddockName)
+                .forEach(p -> out.add("writable-layer-owner " + p.getFileName()));
         // a paused gVisor sandbox's memory checkpoint: gone with its resume or its destroy
         list(storageDir.resolve("checkpoints")).stream().filter(HostLeakCheck::paddockName)
                 .forEach(p -> out.add("checkpoint " + p.getFileName()));

@@ -34,6 +34,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The Kubernetes tier: each sandbox is a pod ({@link PodRenderer}) whose PID 1 is Paddock's init, and the engine
@@ -44,7 +45,6 @@ import java.util.Optional;
 public final class KubernetesRuntime implements SandboxRuntime {
     public static final String NAME = "kubernetes";
     private static final System.Logger LOG = System.getLogger("io.paddock.kubernetes");
-    private static final Duration DELETE_WAIT = Duration.ofSeconds(60);
 
     private final KubernetesClient client;
     private final KubernetesSettings settings;
@@ -52,10 +52,24 @@ public final class KubernetesRuntime implements SandboxRuntime {
     private final String server;
     private final String version;
     private final String hostName;
+    /**
+     * Sandboxes whose removal the API has not confirmed (a pod left Terminating by a node that never confirms it):
+     * deleted again in the background until their pod and then their network policy are gone.
+     */
+    private final Set<SandboxId> unconfirmed = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.ScheduledExecutorService sweeper =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "paddock-kubernetes-sweep");
+                t.setDaemon(true);
+                return t;
+            });
+    /** Where the credentials came from ({@link #source}), for a refusal's message. */
+    private final String credentials;
 
     KubernetesRuntime(KubernetesClient client, KubernetesSettings settings, String namespace, String server,
                       String version, String hostName) {
         this.client = client;
+        this.credentials = source(settings, client.getConfiguration());
         this.settings = settings;
         this.namespace = namespace;
         this.server = server;
@@ -73,21 +87,43 @@ public final class KubernetesRuntime implements SandboxRuntime {
         Config config = config(settings);
         String ns = settings.namespace().orElse(Optional.ofNullable(config.getNamespace()).orElse("default"));
         KubernetesClient client = new KubernetesClientBuilder().withConfig(config)
-                .withHttpClientFactory(new JdkHttpClientFactory()).build();
+                .withHttpClientFactory(new Http11ClientFactory()).build();
         String version;
         try {
             version = client.getKubernetesVersion().getGitVersion();
         } catch (KubernetesClientException e) {
             client.close();
             if (e.getCode() == 401 || e.getCode() == 403) {
-                throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "the Kubernetes API server at "
-                        + config.getMasterUrl() + " refused Paddock's credentials (" + e.getCode() + ", from "
-                        + source(settings, config) + "): " + e.getMessage());
+                throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "the API server at " + config.getMasterUrl()
+                        + " refused the credentials in " + source(settings, config) + " (" + statusLine(e) + "): "
+                        + (e.getCode() == 401 ? "a bad or expired token or certificate" : "they may not read the"
+                        + " server's version") + "; give valid ones (a fresh token, --kubeconfig)");
             }
             throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot reach the Kubernetes API server at "
                     + config.getMasterUrl() + " (from " + source(settings, config) + "): " + rootMessage(e), e);
         }
         return new KubernetesRuntime(client, settings, ns, config.getMasterUrl(), version, localHostName());
+    }
+
+    /** {@code 401 Unauthorized: <the server's message>}, as the API server's Status says it. */
+    static String statusLine(KubernetesClientException e) {
+        String reason = e.getStatus() != null && e.getStatus().getReason() != null ? " " + e.getStatus().getReason() : "";
+        String message = e.getStatus() != null && e.getStatus().getMessage() != null ? e.getStatus().getMessage() : rootMessage(e);
+        return e.getCode() + reason + ": " + message;
+    }
+
+    /**
+     * fabric8's JDK HTTP client, speaking HTTP/1.1 only. An API server answers a request with bad credentials 401 and
+     * then closes an HTTP/2 connection with GOAWAY; the JDK 17 client reports the GOAWAY as a connection failure and
+     * never the 401, so a bad or expired token read as "cannot reach the API server". Over HTTP/1.1 the 401 arrives.
+     * The attach and watch streams are WebSockets, HTTP/1.1 upgrades either way; one connection per request stream
+     * costs the tier nothing it uses.
+     */
+    static final class Http11ClientFactory extends JdkHttpClientFactory {
+        @Override
+        protected void additionalConfig(java.net.http.HttpClient.Builder builder) {
+            builder.version(java.net.http.HttpClient.Version.HTTP_1_1);
+        }
     }
 
     /** A tier on a client made elsewhere (tests hand it the mock API server's). */
@@ -183,9 +219,21 @@ public final class KubernetesRuntime implements SandboxRuntime {
             // The policy first: the pod never runs without it.
             call("create the network policy of " + request.id(), () -> client.network().v1().networkPolicies()
                     .inNamespace(namespace).resource(policy).create());
-            call("create the pod of " + request.id(), () -> client.pods().inNamespace(namespace).resource(pod).create());
+            Pod stored = call("create the pod of " + request.id(), () -> client.pods().inNamespace(namespace).resource(pod).create());
+            checkKept(request.id(), pod, stored);
             awaitRunning(request.id(), image);
             return attach(request.id(), request.preamble());
+        } catch (SandboxException e) {
+            try {
+                destroy(request.id());
+            } catch (RuntimeException cleanup) {
+                // Never "it was removed" unless the API said so: the pod (and its policy) may still be there.
+                SandboxException said = new SandboxException(e.code(), e.getMessage() + "; its removal is not confirmed: "
+                        + cleanup.getMessage(), e);
+                said.addSuppressed(cleanup);
+                throw said;
+            }
+            throw new SandboxException(e.code(), e.getMessage() + "; its pod and network policy were removed", e);
         } catch (RuntimeException e) {
             try {
                 destroy(request.id());
@@ -193,6 +241,24 @@ public final class KubernetesRuntime implements SandboxRuntime {
                 e.addSuppressed(cleanup);
             }
             throw e;
+        }
+    }
+
+    /**
+     * Refuses a pod the API server stored without a security setting Paddock sent: an API server drops the fields of
+     * features its gates turn off, without an error, so {@code hostUsers: false} (kubernetes.userNamespaces) sent to
+     * a server without user-namespace support came back absent, and the pod would have run in the node's user
+     * namespace. The pod as stored (the create's answer) is read back; the caller removes it.
+     */
+    static void checkKept(SandboxId id, Pod sent, Pod stored) {
+        Boolean want = sent.getSpec().getHostUsers();
+        Boolean got = stored == null || stored.getSpec() == null ? null : stored.getSpec().getHostUsers();
+        if (want != null && !want.equals(got)) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "the Kubernetes API server stored the pod of " + id
+                    + " without hostUsers: " + want + " (it has " + (got == null ? "no hostUsers" : "hostUsers: " + got)
+                    + "): it does not support user namespaces for pods (the UserNamespacesSupport feature gate is off, or"
+                    + " the server predates it), so kubernetes.userNamespaces (--kube-user-namespaces) cannot hold;"
+                    + " the pod was not run. Enable the gate on the API server and the kubelets, or turn the option off");
         }
     }
 
@@ -227,11 +293,10 @@ public final class KubernetesRuntime implements SandboxRuntime {
         if (unschedulable.isPresent()) {
             throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "the pod of " + id + " was not scheduled within "
                     + settings.startTimeout().toSeconds() + " s (kubernetes.startTimeout): "
-                    + Optional.ofNullable(unschedulable.get().getMessage()).orElse(unschedulable.get().getReason())
-                    + "; it was removed");
+                    + Optional.ofNullable(unschedulable.get().getMessage()).orElse(unschedulable.get().getReason()));
         }
         throw new SandboxException(ErrorCode.DEADLINE_EXCEEDED, "the pod of " + id + " did not start within "
-                + settings.startTimeout().toSeconds() + " s (kubernetes.startTimeout): " + describe(last) + "; it was removed");
+                + settings.startTimeout().toSeconds() + " s (kubernetes.startTimeout): " + describe(last));
     }
 
     private static boolean running(Pod pod) {
@@ -416,18 +481,69 @@ public final class KubernetesRuntime implements SandboxRuntime {
         String name = PodRenderer.podName(id);
         call("delete the pod of " + id, () -> client.pods().inNamespace(namespace).withName(name)
                 .withGracePeriod(1).delete());
-        long deadline = System.nanoTime() + DELETE_WAIT.toNanos();
+        long deadline = System.nanoTime() + settings.deleteTimeout().toNanos();
         long sleep = 20;
-        while (call("read the pod of " + id, () -> client.pods().inNamespace(namespace).withName(name).get()) != null) {
+        Pod pod;
+        while ((pod = call("read the pod of " + id, () -> client.pods().inNamespace(namespace).withName(name).get())) != null) {
             if (System.nanoTime() > deadline) {
-                throw new SandboxException(ErrorCode.UNAVAILABLE, "the pod of " + id + " is still terminating after "
-                        + DELETE_WAIT.toSeconds() + " s");
+                // The policy stays while the pod may still run (on a node that is only unreachable): both are
+                // deleted again in the background until the API confirms the pod gone.
+                sweepLater(id);
+                throw new SandboxException(ErrorCode.UNAVAILABLE, "the pod " + namespace + "/" + name + " is still "
+                        + terminating(pod) + " after " + settings.deleteTimeout().toSeconds() + " s (kubernetes.deleteTimeout);"
+                        + " the API has not confirmed it gone, so it and its network policy stay recorded in the cluster"
+                        + " and Paddock keeps deleting them in the background (kubectl -n " + namespace
+                        + " get pod,networkpolicy " + name + ")");
             }
             sleep(sleep);
             sleep = Math.min(500, sleep * 2);
         }
         call("delete the network policy of " + id, () -> client.network().v1().networkPolicies().inNamespace(namespace)
                 .withName(name).delete());
+        unconfirmed.remove(id);
+    }
+
+    /** What keeps a deleted pod: its deletion time, its node, its finalizers. */
+    private static String terminating(Pod pod) {
+        StringBuilder b = new StringBuilder("Terminating");
+        if (pod.getMetadata().getDeletionTimestamp() != null) {
+            b.append(" (deleted at ").append(pod.getMetadata().getDeletionTimestamp());
+            if (pod.getSpec() != null && pod.getSpec().getNodeName() != null) {
+                b.append(", on node ").append(pod.getSpec().getNodeName()).append(", whose kubelet has not confirmed it");
+            }
+            if (pod.getMetadata().getFinalizers() != null && !pod.getMetadata().getFinalizers().isEmpty()) {
+                b.append(", finalizers ").append(pod.getMetadata().getFinalizers());
+            }
+            b.append(")");
+        }
+        return b.toString();
+    }
+
+    /** Deletes {@code id}'s pod and policy again, every period, until the API confirms them gone. */
+    private void sweepLater(SandboxId id) {
+        if (unconfirmed.add(id)) {
+            long period = Math.max(1, Math.min(30, settings.deleteTimeout().toSeconds()));
+            sweeper.schedule(() -> sweep(id, period), period, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    private void sweep(SandboxId id, long period) {
+        if (!unconfirmed.contains(id)) {
+            return;
+        }
+        try {
+            destroy(id);
+            LOG.log(System.Logger.Level.INFO, "the pod and network policy of " + id + " are gone at last");
+        } catch (RuntimeException e) {
+            if (unconfirmed.contains(id) && !sweeper.isShutdown()) {
+                sweeper.schedule(() -> sweep(id, period), period, java.util.concurrent.TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /** Sandboxes whose pod or policy the API has not yet confirmed removed (the background sweep's). */
+    Set<SandboxId> unconfirmed() {
+        return Set.copyOf(unconfirmed);
     }
 
     /**
@@ -492,11 +608,28 @@ public final class KubernetesRuntime implements SandboxRuntime {
         return Optional.of(new io.paddock.runtime.RecordedSandbox(spec, created));
     }
 
-    /** The pod's spec and creation annotations follow the engine's record (a claimed pooled pod, new labels). */
+    /**
+     * The pod's spec and creation annotations, and its labels, follow the engine's record (a claimed pooled pod, new
+     * labels), so that {@code kubectl get pods -l} finds sandboxes as their users label them. Labels the previous
+     * spec rendered and the new one does not are removed; labels someone else put on the pod stay.
+     */
     @Override
     public void respecified(SandboxId id, SandboxSpec spec, Instant createdAt) {
-        annotate(id, "record the spec", Map.of(PodRenderer.ANNOTATION_SPEC, stripSecrets(spec),
-                PodRenderer.ANNOTATION_CREATED, createdAt.toString()));
+        Map<String, String> rendered = PodRenderer.labels(id, spec);
+        call("record the spec of " + id, () -> client.pods().inNamespace(namespace).withName(PodRenderer.podName(id)).edit(p -> {
+            Map<String, String> a = new LinkedHashMap<>(Optional.ofNullable(p.getMetadata().getAnnotations()).orElse(Map.of()));
+            Map<String, String> l = new LinkedHashMap<>(Optional.ofNullable(p.getMetadata().getLabels()).orElse(Map.of()));
+            String before = a.get(PodRenderer.ANNOTATION_SPEC);
+            if (before != null) {
+                PodRenderer.labels(id, io.paddock.wire.Wire.spec(readTree(before))).keySet().forEach(l::remove);
+            }
+            l.putAll(rendered);
+            a.put(PodRenderer.ANNOTATION_SPEC, stripSecrets(spec));
+            a.put(PodRenderer.ANNOTATION_CREATED, createdAt.toString());
+            p.getMetadata().setAnnotations(a);
+            p.getMetadata().setLabels(l);
+            return p;
+        }));
     }
 
     private String ownerSeenHere(String owner, String host) {
@@ -533,11 +666,12 @@ public final class KubernetesRuntime implements SandboxRuntime {
         if (code == 403) {
             return new SandboxException(ErrorCode.FAILED_PRECONDITION, "the Kubernetes API refused to " + what
                     + " in namespace " + namespace + " (403 Forbidden: " + status + "); Paddock's service account needs"
-                    + " the Role in deploy/kubernetes/rbac.yaml (pods, pods/attach, networkpolicies)");
+                    + " the Role in deploy/kubernetes/10-rbac.yaml (pods, pods/attach, networkpolicies)");
         }
         if (code == 401) {
-            return new SandboxException(ErrorCode.FAILED_PRECONDITION, "the Kubernetes API did not accept Paddock's"
-                    + " credentials to " + what + " (401): " + status);
+            return new SandboxException(ErrorCode.FAILED_PRECONDITION, "the API server at " + server + " refused the"
+                    + " credentials in " + credentials + " to " + what + " (" + statusLine(e) + "): a bad or expired"
+                    + " token or certificate");
         }
         if (code == 409) {
             return new SandboxException(ErrorCode.ALREADY_EXISTS, "cannot " + what + ": it exists already (" + status + ")");
@@ -585,6 +719,12 @@ public final class KubernetesRuntime implements SandboxRuntime {
 
     /** Closes the client (its threads and connections). */
     public void close() {
+        sweeper.shutdownNow();
+        if (!unconfirmed.isEmpty()) {
+            LOG.log(System.Logger.Level.WARNING, "closing with the removal of " + unconfirmed + " not confirmed by the API:"
+                    + " their pods and network policies may remain in namespace " + namespace + "; the next start's"
+                    + " reconcile removes them");
+        }
         client.close();
     }
 }

@@ -21,19 +21,24 @@ import java.util.regex.Pattern;
  * @param kubeconfig    a kubeconfig file, overriding the standard places
  * @param userNamespaces whether pods run in their own user namespace ({@code hostUsers: false}); the spec's
  *                      {@code pids} is enforced per pod only then (RLIMIT_NPROC counts per user namespace)
+ * @param deleteTimeout how long a destroy waits for the API to confirm a pod gone before it says it is not
+ *                      (then the tier keeps deleting it in the background)
  * @param adopt         whether the namespace is this daemon's alone, so that it takes over running pods another
  *                      daemon started and it has no record of (one that lost its data directory), from their
  *                      labels and annotations
  */
 public record KubernetesSettings(Optional<String> namespace, String initImage, String defaultImage,
                                  Optional<String> runtimeClass, Duration startTimeout, Optional<String> master,
-                                 Optional<String> kubeconfig, boolean userNamespaces, boolean adopt) {
+                                 Optional<String> kubeconfig, boolean userNamespaces, boolean adopt,
+                                 Duration deleteTimeout) {
     public static final String PREFIX = "kubernetes.";
     public static final String DEFAULT_INIT_IMAGE = "ghcr.io/paddock/paddock-init:0.1.0";
     public static final String DEFAULT_IMAGE = "python:3.12-slim-bookworm";
     public static final Duration DEFAULT_START_TIMEOUT = Duration.ofSeconds(120);
+    public static final Duration DEFAULT_DELETE_TIMEOUT = Duration.ofSeconds(60);
     private static final Set<String> KEYS = Set.of("namespace", "initImage", "defaultImage", "runtimeClass",
-            "startTimeout", "master", "kubeconfig", "userNamespaces", "adopt");
+            "startTimeout", "master", "kubeconfig", "userNamespaces", "adopt",
+            "deleteTimeout");
     private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?");
     private static final Pattern DNS_SUBDOMAIN =
             Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*");
@@ -47,6 +52,8 @@ public record KubernetesSettings(Optional<String> namespace, String initImage, S
                 "'" + defaultImage + "' is not an image");
         check(!startTimeout.isNegative() && startTimeout.compareTo(Duration.ofSeconds(1)) >= 0
                 && startTimeout.compareTo(Duration.ofHours(1)) <= 0, "startTimeout", "must be from 1s to 1h, got " + startTimeout);
+        check(deleteTimeout.compareTo(Duration.ofSeconds(1)) >= 0 && deleteTimeout.compareTo(Duration.ofHours(1)) <= 0,
+                "deleteTimeout", "must be from 1s to 1h, got " + deleteTimeout);
     }
 
     /** The settings in {@code options} (keys {@code kubernetes.NAME}); unknown keys are refused. */
@@ -57,27 +64,32 @@ public record KubernetesSettings(Optional<String> namespace, String initImage, S
                         + String.join(", kubernetes.", new java.util.TreeSet<>(KEYS)));
             }
         }
-        Duration start = DEFAULT_START_TIMEOUT;
-        String t = options.get(PREFIX + "startTimeout");
-        if (t != null) {
-            try {
-                start = t.startsWith("P") ? Duration.parse(t) : Duration.ofSeconds(Long.parseLong(t.replaceFirst("s$", "")));
-            } catch (RuntimeException e) {
-                throw SandboxException.invalid("runtimeOptions", PREFIX + "startTimeout: '" + t
-                        + "' is not a duration (seconds, or ISO-8601 such as PT2M)");
-            }
-        }
+        Duration start = duration(options, "startTimeout", DEFAULT_START_TIMEOUT);
+        Duration delete = duration(options, "deleteTimeout", DEFAULT_DELETE_TIMEOUT);
         return new KubernetesSettings(opt(options, "namespace"), options.getOrDefault(PREFIX + "initImage", DEFAULT_INIT_IMAGE),
                 options.getOrDefault(PREFIX + "defaultImage", DEFAULT_IMAGE), opt(options, "runtimeClass"), start,
                 opt(options, "master"), opt(options, "kubeconfig"),
                 Boolean.parseBoolean(options.getOrDefault(PREFIX + "userNamespaces", "false")),
-                Boolean.parseBoolean(options.getOrDefault(PREFIX + "adopt", "false")));
+                Boolean.parseBoolean(options.getOrDefault(PREFIX + "adopt", "false")), delete);
+    }
+
+    private static Duration duration(Map<String, String> options, String key, Duration otherwise) {
+        String t = options.get(PREFIX + key);
+        if (t == null) {
+            return otherwise;
+        }
+        try {
+            return t.startsWith("P") ? Duration.parse(t) : Duration.ofSeconds(Long.parseLong(t.replaceFirst("s$", "")));
+        } catch (RuntimeException e) {
+            throw SandboxException.invalid("runtimeOptions", PREFIX + key + ": '" + t
+                    + "' is not a duration (seconds, or ISO-8601 such as PT2M)");
+        }
     }
 
     /** The same settings in namespace {@code ns}. */
     public KubernetesSettings inNamespace(String ns) {
         return new KubernetesSettings(Optional.of(ns), initImage, defaultImage, runtimeClass, startTimeout, master,
-                kubeconfig, userNamespaces, adopt);
+                kubeconfig, userNamespaces, adopt, deleteTimeout);
     }
 
     private static Optional<String> opt(Map<String, String> options, String key) {

@@ -136,17 +136,21 @@ public final class PodRenderer {
         SandboxSpec spec = plan.spec();
         Map<String, Quantity> resources = new LinkedHashMap<>();
         resources.put("cpu", cpu(spec.cpus()));
+        // The writable places are tmpfs (memory-backed emptyDirs), whose pages count against the container's memory
+        // limit (the spec's memory, which the contract holds the tenant to): together they are sized inside it, at
+        // most half of it (or the disk, if smaller), so a full place ends as ENOSPC, not as an OOM kill. Sized each to
+        // disk, the defaults' 2 x 1 GiB of files met a 512 MiB limit as an OOM kill (issue 37).
         resources.put("memory", bytes(spec.memory()));
         List<VolumeMount> mounts = new ArrayList<>();
         mounts.add(new VolumeMountBuilder().withName("paddock").withMountPath(INIT_DIR).withReadOnly(true).build());
         mounts.add(new VolumeMountBuilder().withName("tmp").withMountPath("/tmp").build());
         List<Volume> volumes = new ArrayList<>();
         volumes.add(new VolumeBuilder().withName("paddock").withNewEmptyDir().withSizeLimit(new Quantity("16Mi")).endEmptyDir().build());
-        volumes.add(memoryDir("tmp", spec.disk()));
-        boolean underTmp = spec.workdir().equals("/tmp") || spec.workdir().startsWith("/tmp/");
+        boolean underTmp = underTmp(spec);
+        volumes.add(memoryDir("tmp", placeSize(spec)));
         if (!underTmp) {
             mounts.add(new VolumeMountBuilder().withName("workdir").withMountPath(spec.workdir()).build());
-            volumes.add(memoryDir("workdir", spec.disk()));
+            volumes.add(memoryDir("workdir", placeSize(spec)));
         }
         Container init = new ContainerBuilder()
                 .withName(INIT_CONTAINER)
@@ -307,9 +311,27 @@ public final class PodRenderer {
         return a;
     }
 
+    private static boolean underTmp(SandboxSpec spec) {
+        return spec.workdir().equals("/tmp") || spec.workdir().startsWith("/tmp/");
+    }
+
+    /**
+     * What the writable places hold together: the spec's disk, but at most half its memory, so that the tmpfs pages
+     * and the tenant's processes fit the one memory limit.
+     */
+    static ByteSize placesSize(SandboxSpec spec) {
+        return ByteSize.bytes(Math.min(spec.disk().bytes(), spec.memory().bytes() / 2));
+    }
+
+    /** Each writable place's tmpfs size: {@link #placesSize}, halved between /tmp and a working directory outside it. */
+    static ByteSize placeSize(SandboxSpec spec) {
+        long all = placesSize(spec).bytes();
+        return ByteSize.bytes(underTmp(spec) ? all : all / 2);
+    }
+
     private static Volume memoryDir(String name, ByteSize size) {
-        // Memory-backed, as the host image's /tmp and /workspace: a tmpfs of the spec's disk size (ENOSPC past it),
-        // charged to the pod's memory limit, never on the node's disk.
+        // Memory-backed, as the host image's /tmp and /workspace: a tmpfs of its size (ENOSPC past it), charged to
+        // the pod's memory limit (inside which placesSize keeps it), never on the node's disk.
         return new VolumeBuilder().withName(name).withNewEmptyDir().withMedium("Memory").withSizeLimit(bytes(size))
                 .endEmptyDir().build();
     }

@@ -89,6 +89,8 @@ final class KubeletDouble implements AutoCloseable {
     });
     private final Map<String, Running> running = new ConcurrentHashMap<>();
     private final Map<String, String> forbidden = new ConcurrentHashMap<>();
+    private volatile boolean dropHostUsers;
+    private volatile boolean stuckTerminating;
     private volatile Mode mode = Mode.RUN;
 
     /** A pod's container, as this "node" runs it. */
@@ -167,8 +169,46 @@ final class KubeletDouble implements AutoCloseable {
         forbidden.put(method + " " + pathPrefix, pathPrefix);
     }
 
+    /**
+     * Answers {@code method} on paths starting with {@code pathPrefix} with 401 Unauthorized from now on, as a real
+     * API server answers a bad or expired token (over HTTP/1.1; over HTTP/2 it then sends GOAWAY).
+     */
+    void unauthorized(String method, String pathPrefix) {
+        forbidden.put(method + " " + pathPrefix, "401");
+    }
+
     void allowAll() {
         forbidden.clear();
+        dropHostUsers = false;
+        stuckTerminating = false;
+    }
+
+    /**
+     * From now on a new pod, once deleted, stays Terminating, as a real API server keeps a pod bound to a node whose
+     * kubelet never confirms it (a node dying mid-start): the DELETE answers 200 and the pod only gets a
+     * deletionTimestamp. Modelled with a finalizer, which the mock server honours as a real one does.
+     */
+    void stuckTerminating(boolean stuck) {
+        stuckTerminating = stuck;
+    }
+
+    /** What holds a pod made while {@link #stuckTerminating}: the confirmation its node never sends. */
+    static final String NODE_GONE = "test.paddock.io/node-never-confirms";
+
+    /** The node confirms at last: the pod's hold goes, and the API server removes a deleted pod. */
+    void confirmDeletion(String pod) {
+        client.pods().inNamespace(NAMESPACE).withName(pod).edit(p -> {
+            p.getMetadata().setFinalizers(List.of());
+            return p;
+        });
+    }
+
+    /**
+     * Stores pods without {@code spec.hostUsers} from now on, as a real API server whose UserNamespacesSupport gate
+     * is off does (it drops the field, answers 201, and says nothing).
+     */
+    void dropHostUsers() {
+        dropHostUsers = true;
     }
 
     /** How many pods this node runs now. */
@@ -190,12 +230,29 @@ final class KubeletDouble implements AutoCloseable {
             String path = request.getPath();
             for (String key : forbidden.keySet()) {
                 String[] mp = key.split(" ", 2);
+                if (request.getMethod().equals(mp[0]) && path.startsWith(mp[1]) && "401".equals(forbidden.get(key))) {
+                    return new MockResponse().setResponseCode(401).setBody("{\"kind\":\"Status\",\"apiVersion\":\"v1\","
+                            + "\"status\":\"Failure\",\"message\":\"Unauthorized\",\"reason\":\"Unauthorized\",\"code\":401}");
+                }
                 if (request.getMethod().equals(mp[0]) && path.startsWith(mp[1])) {
                     return new MockResponse().setResponseCode(403).setBody("{\"kind\":\"Status\",\"apiVersion\":\"v1\","
                             + "\"status\":\"Failure\",\"message\":\"" + request.getMethod().toLowerCase() + " " + path
                             + " is forbidden: User \\\"system:serviceaccount:paddock:paddock\\\" cannot do that\","
                             + "\"reason\":\"Forbidden\",\"code\":403}");
                 }
+            }
+            if ((dropHostUsers || stuckTerminating) && PODS_PATH.matcher(path).matches() && "POST".equals(request.getMethod())) {
+                Pod sent = Serialization.unmarshal(request.getUtf8Body(), Pod.class);
+                if (dropHostUsers) {
+                    sent.getSpec().setHostUsers(null);
+                }
+                if (stuckTerminating) {
+                    // Held by a finalizer the test removes (the mock server then deletes it), bound to a node.
+                    sent.getMetadata().setFinalizers(List.of(NODE_GONE));
+                    sent.getSpec().setNodeName("node-gone");
+                }
+                request = new RecordedRequest(request.getHttpVersion(), request.method(), path, request.getHeaders(),
+                        new io.fabric8.mockwebserver.http.Buffer().writeUtf8(Serialization.asJson(sent)));
             }
             Matcher m = POD_PATH.matcher(path);
             if (m.matches() && "/attach".equals(m.group(3)) && "GET".equals(request.getMethod())) {
@@ -312,6 +369,13 @@ final class KubeletDouble implements AutoCloseable {
             RuntimeSandbox sb = runc.start(new StartRequest(id, node, owner, new byte[0]));
             Running r = new Running(name, id, sb);
             running.put(name, r);
+            // A pod deleted while its sandbox started (the tier refused it at once): a kubelet stops it.
+            if (client.pods().inNamespace(ns).withName(name).get() == null) {
+                if (running.remove(name, r)) {
+                    stop(r);
+                }
+                return;
+            }
             Thread pump = new Thread(r::pump, "kubelet-double-stdout-" + name);
             pump.setDaemon(true);
             pump.start();

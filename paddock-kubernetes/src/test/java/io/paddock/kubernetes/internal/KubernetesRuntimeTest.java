@@ -163,6 +163,69 @@ class KubernetesRuntimeTest {
         assertThat(kube.leftovers()).isEmpty();
     }
 
+    /**
+     * A pod whose node never confirms its deletion stays Terminating (issue 37, defect 4): the failed create must not
+     * say "it was removed"; the pod and its policy stay recorded in the cluster (records() lists the sandbox) and the
+     * tier keeps deleting them in the background, the policy only once the API confirms the pod gone.
+     */
+    @Test
+    void aPodLeftTerminatingIsNotSaidRemovedAndIsSweptOnceGone() throws Exception {
+        KubernetesRuntime quick = KubernetesRuntime.open(kube.client(), settings(Map.of("kubernetes.startTimeout", "2",
+                "kubernetes.deleteTimeout", "1")));
+        kube.mode(KubeletDouble.Mode.UNSCHEDULABLE);
+        kube.stuckTerminating(true);
+        SandboxId id = newId();
+        try {
+            assertThatThrownBy(() -> quick.start(request(id, SandboxSpec.builder().build(), nonce(), false)))
+                    .isInstanceOf(SandboxException.class)
+                    .hasMessageContaining("was not scheduled within 2 s")
+                    .hasMessageContaining("its removal is not confirmed")
+                    .hasMessageContaining("Terminating (deleted at")
+                    .hasMessageNotContaining("removed;").hasMessageNotContaining("it was removed")
+                    .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.RESOURCE_EXHAUSTED));
+            assertThat(kube.leftovers()).containsExactlyInAnyOrder("pod/" + id.value(), "networkpolicy/" + id.value());
+            assertThat(quick.records()).extracting(RuntimeRecord::id).contains(id);
+            assertThat(quick.unconfirmed()).containsExactly(id);
+            Thread.sleep(2500);
+            assertThat(kube.leftovers()).as("the policy stays while the pod does").contains("networkpolicy/" + id.value());
+            // The node confirms at last: the pod goes, and the sweep removes the policy.
+            kube.stuckTerminating(false);
+            kube.confirmDeletion(id.value());
+            long until = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+            while (!kube.leftovers().isEmpty() && System.nanoTime() < until) {
+                Thread.sleep(200);
+            }
+            assertThat(kube.leftovers()).isEmpty();
+            assertThat(quick.unconfirmed()).isEmpty();
+        } finally {
+            kube.stuckTerminating(false);
+            if (kube.leftovers().contains("pod/" + id.value())) {
+                kube.confirmDeletion(id.value());
+            }
+        }
+    }
+
+    /** The pod's labels follow the spec's (a claim, a label update), so {@code kubectl get pods -l} finds sandboxes. */
+    @Test
+    void podLabelsFollowTheSpec() {
+        SandboxId id = newId();
+        RuntimeSandbox rt = tier.start(request(id, SandboxSpec.builder().label("team", "ml").label("stage", "dev").build(),
+                nonce(), false));
+        rt.closeChannel();
+        kube.client().pods().inNamespace(KubeletDouble.NAMESPACE).withName(id.value()).edit(p -> {
+            p.getMetadata().getLabels().put("operator.example/keep", "yes");
+            return p;
+        });
+        tier.respecified(id, SandboxSpec.builder().name("web").label("team", "ai").build(), java.time.Instant.now());
+        var labels = kube.client().pods().inNamespace(KubeletDouble.NAMESPACE).withName(id.value()).get().getMetadata().getLabels();
+        assertThat(labels).containsEntry("team", "ai").containsEntry(PodRenderer.LABEL_NAME, "web")
+                .containsEntry(PodRenderer.LABEL_ID, id.value()).containsEntry("operator.example/keep", "yes")
+                .doesNotContainKey("stage");
+        assertThat(kube.client().pods().inNamespace(KubeletDouble.NAMESPACE).withLabel("team", "ai").list().getItems())
+                .extracting(p -> p.getMetadata().getName()).containsExactly(id.value());
+        tier.destroy(id);
+    }
+
     @Test
     void anImageTheClusterCannotPullIsABadSpec() {
         assertThatThrownBy(() -> tier.start(request(newId(), SandboxSpec.builder().image("no-such-image").build(), nonce(), false)))
@@ -178,7 +241,7 @@ class KubernetesRuntimeTest {
         assertThatThrownBy(() -> tier.start(request(newId(), SandboxSpec.builder().build(), nonce(), false)))
                 .isInstanceOf(SandboxException.class)
                 .hasMessageContaining("403 Forbidden")
-                .hasMessageContaining("deploy/kubernetes/rbac.yaml")
+                .hasMessageContaining("deploy/kubernetes/10-rbac.yaml")
                 .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
         // The network policy made before the refused pod is gone too.
         assertThat(kube.leftovers()).isEmpty();
@@ -199,6 +262,60 @@ class KubernetesRuntimeTest {
         assertThatThrownBy(() -> KubernetesRuntime.open(settings(Map.of("kubernetes.kubeconfig", "/nonexistent/kubeconfig"))))
                 .isInstanceOf(SandboxException.class)
                 .hasMessageContaining("/nonexistent/kubeconfig");
+    }
+
+    /**
+     * A bad or expired token (issue 37, defect 3): the API server answers 401, which the tier reports as the
+     * credentials refused, naming where they came from and the status, at open and on a later call; never as an
+     * unreachable server. The tier's client speaks HTTP/1.1, over which a real server's 401 arrives as such (over
+     * HTTP/2 the JDK 17 client reported only the GOAWAY that follows it).
+     */
+    @Test
+    void aBadTokenIsSaidAsRefusedCredentials(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp) throws Exception {
+        KubeletDouble refusing = new KubeletDouble();
+        try {
+            java.nio.file.Path kubeconfig = tmp.resolve("kubeconfig");
+            java.nio.file.Files.writeString(kubeconfig, """
+                    apiVersion: v1
+                    kind: Config
+                    clusters: [{name: c, cluster: {server: "%s"}}]
+                    users: [{name: u, user: {token: expired-token}}]
+                    contexts: [{name: x, context: {cluster: c, user: u, namespace: %s}}]
+                    current-context: x
+                    """.formatted(refusing.url(), KubeletDouble.NAMESPACE));
+            KubernetesRuntime t = KubernetesRuntime.open(settings(Map.of("kubernetes.kubeconfig", kubeconfig.toString())));
+            refusing.unauthorized("GET", "/api/v1/namespaces/");
+            assertThatThrownBy(t::records).isInstanceOf(SandboxException.class)
+                    .hasMessageContaining("refused the credentials in kubeconfig " + kubeconfig)
+                    .hasMessageContaining("401 Unauthorized")
+                    .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
+            t.close();
+            refusing.unauthorized("GET", "/version");
+            assertThatThrownBy(() -> KubernetesRuntime.open(settings(Map.of("kubernetes.kubeconfig", kubeconfig.toString()))))
+                    .isInstanceOf(SandboxException.class)
+                    .hasMessageStartingWith("the API server at " + refusing.url())
+                    .hasMessageContaining("refused the credentials in kubeconfig " + kubeconfig + " (401 Unauthorized")
+                    .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
+        } finally {
+            refusing.close();
+        }
+    }
+
+    /**
+     * kubernetes.userNamespaces on a cluster without user-namespace support (issue 37, defect 5): the API server
+     * stores the pod without {@code hostUsers}; the tier reads the stored pod back, refuses by name and leaves
+     * nothing, instead of running the pod in the node's user namespace.
+     */
+    @Test
+    void aDroppedHostUsersIsRefusedAndNothingIsLeft() {
+        KubernetesRuntime userns = KubernetesRuntime.open(kube.client(), settings(Map.of("kubernetes.userNamespaces", "true")));
+        kube.dropHostUsers();
+        assertThatThrownBy(() -> userns.start(request(newId(), SandboxSpec.builder().build(), nonce(), false)))
+                .isInstanceOf(SandboxException.class)
+                .hasMessageContaining("without hostUsers: false")
+                .hasMessageContaining("kubernetes.userNamespaces")
+                .satisfies(e -> assertThat(((SandboxException) e).code()).isEqualTo(ErrorCode.FAILED_PRECONDITION));
+        assertThat(kube.leftovers()).isEmpty();
     }
 
     @Test

@@ -101,6 +101,29 @@ class ManifestsTest {
         assertThat(daemon.getSpec().getTemplate().getSpec().getSecurityContext().getRunAsNonRoot()).isTrue();
     }
 
+    /**
+     * {@code kubectl apply -f deploy/kubernetes/} applies the files in name order, one object after another: each
+     * namespaced object's namespace must have been made by then (issue 37, defect 6: {@code daemon.yaml} sorted
+     * before {@code namespaces.yaml} and failed on a fresh cluster), and so must the ServiceAccount a pod runs as.
+     */
+    @Test
+    void theDirectoryAppliesInOneCommandOnAFreshCluster() throws Exception {
+        Set<String> made = new TreeSet<>();
+        for (HasMetadata o : load()) {
+            String ns = o.getMetadata().getNamespace();
+            if (o instanceof io.fabric8.kubernetes.api.model.Namespaced) {
+                assertThat(ns).as(o.getKind() + "/" + o.getMetadata().getName() + " names its namespace").isNotBlank();
+                assertThat(made).as(o.getKind() + "/" + o.getMetadata().getName() + "'s namespace, made before it")
+                        .contains("Namespace/" + ns);
+            }
+            if (o instanceof Deployment d) {
+                String sa = d.getSpec().getTemplate().getSpec().getServiceAccountName();
+                assertThat(made).as("the daemon's service account, made before it").contains("ServiceAccount/" + ns + "/" + sa);
+            }
+            made.add(o.getKind() + "/" + (ns == null || ns.isEmpty() ? "" : ns + "/") + o.getMetadata().getName());
+        }
+    }
+
     @Test
     void theChartUsesOnlyValuesItDefinesAndMakesTheSameKinds() throws Exception {
         assertThat(Serialization.unmarshal(Files.readString(CHART.resolve("Chart.yaml")), Map.class))

@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -51,6 +52,31 @@ class PodRendererTest {
         String yaml = Serialization.asYaml(PodRenderer.pod(plan(spec, settings)));
         assertThat(yaml).doesNotContain("tok-never-in-the-pod").doesNotContain("spoof\n");
         golden("pod-gvisor-labels.yaml", yaml);
+    }
+
+    /**
+     * /tmp and the working directory are tmpfs charged to the container's memory limit: filled, they must end as
+     * ENOSPC, not as an OOM kill, so their sizes plus the spec's memory fit inside the limit (issue 37; the defaults
+     * had 2 x 1 GiB of tmpfs against a 512 MiB limit).
+     */
+    @Test
+    void theWritablePlacesFitInsideTheMemoryLimit() {
+        for (SandboxSpec spec : List.of(SandboxSpec.builder().build(),
+                SandboxSpec.builder().workdir("/tmp/w").build(),
+                SandboxSpec.builder().memory(ByteSize.mib(128)).disk(ByteSize.gib(4)).build(),
+                SandboxSpec.builder().memory(ByteSize.gib(4)).disk(ByteSize.mib(256)).build())) {
+            Pod pod = PodRenderer.pod(plan(spec, SETTINGS));
+            long places = pod.getSpec().getVolumes().stream().filter(v -> v.getEmptyDir() != null)
+                    .filter(v -> "Memory".equals(v.getEmptyDir().getMedium()))
+                    .mapToLong(v -> v.getEmptyDir().getSizeLimit().getNumericalAmount().longValueExact()).sum();
+            Container main = pod.getSpec().getContainers().get(0);
+            long limit = main.getResources().getLimits().get("memory").getNumericalAmount().longValueExact();
+            assertThat(limit).as("the limit is the spec's memory").isEqualTo(spec.memory().bytes());
+            assertThat(places).as(spec.workdir() + ": the places fit inside the memory limit, with room for processes")
+                    .isLessThanOrEqualTo(limit / 2).isPositive();
+            assertThat(places).as(spec.workdir() + ": the places are the disk where the memory allows")
+                    .isEqualTo(Math.min(spec.disk().bytes(), spec.memory().bytes() / 2));
+        }
     }
 
     @Test

@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -115,11 +116,15 @@ public record OciHost(Path stateDir, Path storageDir, Path initBinary, Cgroups c
     /**
      * Deletes writable layers whose sandbox has no bundle: left by a crash between the two, or found after a
      * reboot (the state directory is gone with its bundles; the btrfs file on disk is not). A bundle is made
-     * before its writable layer and removed after it, so a layer without one is nobody's.
+     * before its writable layer and removed after it, so a layer without one is nobody's. The storage directory
+     * is shared by engines with state directories of their own (a CLI beside a daemon, two daemons), so the
+     * bundle is looked for in the state directory of the engine that made the layer ({@link WritableLayers#owner});
+     * a layer with no owner recorded (made by an older version) is left alone: it cannot be proved dead.
      */
     private WritableLayers sweep(WritableLayers layers) {
         for (io.paddock.SandboxId id : layers.list()) {
-            if (!Files.exists(sandboxesDir().resolve(id.value())) && !Files.exists(sandboxesDir().resolve("." + id.value()))) {
+            Optional<Path> owner = layers.owner(id);
+            if (owner.isPresent() && orphaned(owner.get(), id)) {
                 try {
                     layers.delete(id);
                 } catch (RuntimeException e) {
@@ -129,6 +134,19 @@ public record OciHost(Path stateDir, Path storageDir, Path initBinary, Cgroups c
             }
         }
         return layers;
+    }
+
+    /** Whether the engine whose state directory is {@code ownerState} has no bundle of {@code id} (nor its staging). */
+    static boolean orphaned(Path ownerState, io.paddock.SandboxId id) {
+        Path sandboxes = ownerState.resolve("sandboxes");
+        if (Files.exists(sandboxes.resolve(id.value()))) {
+            return false;
+        }
+        try (var dirs = Files.list(sandboxes)) {
+            return dirs.noneMatch(d -> d.getFileName().toString().startsWith("." + id.value()));
+        } catch (IOException e) {
+            return true; // no sandboxes directory at all (a reboot took the state directory)
+        }
     }
 
     /** A tier's own directory under the state directory (its runtime's {@code --root}), root's only. */

@@ -340,6 +340,7 @@ public abstract class OciTier implements SandboxRuntime {
         }
         mounts.addAll(ImageRoots.mounts(host.initBinary(), preload));
         // One process makes the writable layer (a subvolume limited to `disk`), its first entries and the mount.
+        writable.claim(id, host.stateDir());
         host.rootfsTool().create(fifos(id), plan.uidBase(), writable.of(id), request.spec().disk().bytes(), image.layersDir(),
                 lowers, rootfs, entries);
         Filesystems.recordRoot(bundle(id), image.layersDir(), lowers);
@@ -362,6 +363,7 @@ public abstract class OciTier implements SandboxRuntime {
         undo.push(() -> writable.delete(id));
         undo.push(() -> removeImageRoot(id));
         BundlePlan.RootUser user = BundlePlan.hostUserOnWritableRoot(request.spec());
+        writable.claim(id, host.stateDir());
         host.rootfsTool().create(fifos(id), plan.uidBase(), writable.of(id), request.spec().disk().bytes(), base.root().getParent(),
                 List.of(base.layerName()), rootfs, ImageRoots.hostUpperEntries(plan.uidBase(), user.uid(), user.gid(),
                         base.root(), request.spec().workdir()));
@@ -396,6 +398,7 @@ public abstract class OciTier implements SandboxRuntime {
             } else if (m instanceof SandboxMount.Layered layered) {
                 if (!Files.exists(subvol, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
                     undo.push(() -> host.writable().delete(id));
+                    host.writable().claim(id, host.stateDir());
                     host.rootfsTool().createSubvolume(subvol, request.spec().disk().bytes());
                 }
                 long uid = layered.rootUid() < 0 ? 0 : plan.uidBase() + layered.rootUid();
@@ -422,6 +425,7 @@ public abstract class OciTier implements SandboxRuntime {
         Path to = host.writable().of(id);
         if (Files.exists(from, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
             undo.push(() -> host.writable().delete(id));
+            host.writable().claim(id, host.stateDir());
             host.rootfsTool().snapshot(from, to, request.spec().disk().bytes());
             Filesystems.moveIds(to, sourceBase, forkBase);
         }
@@ -513,6 +517,7 @@ public abstract class OciTier implements SandboxRuntime {
         if (Files.exists(rootfs, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
             if (hasLayer) {
                 host.rootfsTool().removeRoot(rootfs, layer);
+                host.writable().forget(id);
                 hasLayer = false;
             } else {
                 host.rootfsTool().unmount(rootfs);

@@ -128,9 +128,49 @@ public final class WritableLayers {
         return dir.resolve(id.value());
     }
 
-    /** Deletes the sandbox's subvolume and everything in it. Idempotent. */
+    /** Deletes the sandbox's subvolume and everything in it, then its owner record. Idempotent. */
     public void delete(SandboxId id) {
         tool.deleteSubvolume(of(id));
+        forget(id);
+    }
+
+    /** Removes the owner record ({@link #claim}) of a layer deleted by other means (with its overlay, in one process). */
+    public void forget(SandboxId id) {
+        try {
+            Files.deleteIfExists(ownerFile(id));
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.INTERNAL, "cannot remove " + ownerFile(id) + ": " + e, e);
+        }
+    }
+
+    /**
+     * Records that the writable layer {@code id} is about to be made is the sandbox's of the engine whose state
+     * directory is {@code stateDir}: {@code <storage>/writable.owners/<id>}, outside the filesystem the sandboxes
+     * write to. The storage directory is shared by engines with state directories of their own, so a sweep
+     * needs it to tell a layer whose bundle is gone from one whose bundle is in another state directory.
+     */
+    public void claim(SandboxId id, Path stateDir) {
+        try {
+            Files.createDirectories(ownerFile(id).getParent());
+            Files.writeString(ownerFile(id), stateDir.toAbsolutePath().normalize().toString(),
+                    java.nio.charset.StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.INTERNAL, "cannot record the owner of " + of(id) + ": " + e, e);
+        }
+    }
+
+    /** The state directory of the engine that made the layer {@code id}; empty for a layer made before owners were recorded. */
+    public java.util.Optional<Path> owner(SandboxId id) {
+        try {
+            String text = Files.readString(ownerFile(id), java.nio.charset.StandardCharsets.UTF_8).strip();
+            return text.isEmpty() ? java.util.Optional.empty() : java.util.Optional.of(Path.of(text));
+        } catch (IOException e) {
+            return java.util.Optional.empty();
+        }
+    }
+
+    private Path ownerFile(SandboxId id) {
+        return dir.resolveSibling("writable.owners").resolve(id.value());
     }
 
     /** Ids of the sandboxes that have a writable layer here. */
