@@ -108,6 +108,7 @@ public final class CodebaseStore {
             }
             Path staging = dir.resolve(".tmp-" + random());
             try {
+                privateDir(dir);
                 Files.createDirectories(staging);
                 Path rev = staging.resolve("r1");
                 subvolumes.create(rev, MAX_BYTES);
@@ -209,10 +210,28 @@ public final class CodebaseStore {
         }
     }
 
-    /** Deletes what a crash left under temporary names. */
+    /**
+     * Makes the store's directory root's own, mode 0700: revisions keep the modes a sandbox sees (0644, 0755), so
+     * only this directory keeps another uid on the host (another tenant's sandbox after an escape) from reading
+     * them, {@code none} files included (ATTACKS.md A86).
+     */
+    private static void privateDir(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        Files.setAttribute(dir, "unix:uid", 0, LinkOption.NOFOLLOW_LINKS);
+        Files.setAttribute(dir, "unix:gid", 0, LinkOption.NOFOLLOW_LINKS);
+        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+    }
+
+    /** Deletes what a crash left under temporary names, and makes the store's directory private. */
     public void sweep() {
         if (!Files.isDirectory(dir)) {
             return;
+        }
+        try {
+            privateDir(dir);
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "cannot make the codebase store " + dir
+                    + " private: " + e, e);
         }
         try (Stream<Path> s = Files.list(dir)) {
             s.filter(p -> p.getFileName().toString().startsWith(".")).forEach(this::deleteQuietly);

@@ -60,6 +60,7 @@ public final class WritableLayers {
             if (!isBtrfsMount(dir)) {
                 setUp(stateDir, dir);
             }
+            lockDown(dir);
         } catch (IOException e) {
             throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "cannot set up the writable layers under "
                     + stateDir + ": " + e, e);
@@ -70,7 +71,6 @@ public final class WritableLayers {
     private static void setUp(Path stateDir, Path dir) throws IOException {
         Path image = stateDir.resolve("writable.btrfs");
         Files.createDirectories(dir);
-        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
         if (!Files.exists(image)) {
             Path mkfs = HostProcess.locate("mkfs.btrfs", "PADDOCK_MKFS_BTRFS",
                     "mkfs.btrfs is not installed; sandboxes of images keep their writable layer on a btrfs"
@@ -89,6 +89,21 @@ public final class WritableLayers {
                 "btrfs is not installed. Install it: sudo apt-get install -y btrfs-progs");
         check(HostProcess.run(List.of(btrfs.toString(), "quota", "enable", dir.toString()), SETUP_TIMEOUT),
                 "btrfs quota enable");
+    }
+
+    /**
+     * Makes the mounted filesystem's root root's own, mode 0700 (ATTACKS.md A86): it holds every tenant's codebase
+     * revisions ({@code none} files included), volumes and sandboxes' writable layers, whose own modes are the
+     * sandboxes' (0755, 0777), so a host process of any other uid (a sandbox's host uid after an escape) must not
+     * pass it. Set after mounting, on every open: the mode of the directory under a mount point is not the
+     * mounted root's (a fresh btrfs's root is 0755), and a store set up by an older engine is fixed too. Nothing
+     * but root needs to pass it: the tiers' overlays and binds are mounted by root, and sandboxes (runc's
+     * user namespaces, runsc's gofer) reach the files only through those mounts, never by this path.
+     */
+    static void lockDown(Path dir) throws IOException {
+        Files.setAttribute(dir, "unix:uid", 0, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        Files.setAttribute(dir, "unix:gid", 0, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
     }
 
     private static void check(HostProcess.Result r, String what) {
