@@ -62,6 +62,7 @@ public final class CodebaseStore {
 
     private final Path dir;
     private final Subvolumes subvolumes;
+    private final java.util.function.LongSupplier free;
     private final Map<String, Object> locks = new ConcurrentHashMap<>();
 
     /**
@@ -72,8 +73,14 @@ public final class CodebaseStore {
     }
 
     public CodebaseStore(Path dir, Subvolumes subvolumes) {
+        this(dir, subvolumes, () -> Long.MAX_VALUE);
+    }
+
+    /** @param free what a new codebase may take now: the store's free space less the host's reserve */
+    public CodebaseStore(Path dir, Subvolumes subvolumes, java.util.function.LongSupplier free) {
         this.dir = dir;
         this.subvolumes = subvolumes;
+        this.free = free;
     }
 
     private Object lock(String name) {
@@ -105,6 +112,12 @@ public final class CodebaseStore {
             if (bytes > MAX_BYTES) {
                 throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "codebase '" + name + "' would hold " + bytes
                         + " bytes; the most is " + MAX_BYTES);
+            }
+            long available = free.getAsLong();
+            if (bytes > available) {
+                throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "codebase '" + name + "' would hold " + bytes
+                        + " bytes; the store has " + available + " free (the host disk's free space less the reserve"
+                        + " it keeps)");
             }
             Path staging = dir.resolve(".tmp-" + random());
             try {
