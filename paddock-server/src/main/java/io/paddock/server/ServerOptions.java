@@ -48,6 +48,7 @@ public final class ServerOptions {
     private final int maxFailedAuthPerMinutePerIp;
     private final Map<String, byte[]> tenantDigests;
     private final int maxSandboxesPerTenant;
+    private final Map<String, io.paddock.server.internal.TenantQuota> tenantQuotas;
     private final Path dataDir;
     private final String portDomain;
     private final String e2bHost;
@@ -67,6 +68,7 @@ public final class ServerOptions {
         this.maxFailedAuthPerMinutePerIp = b.maxFailedAuthPerMinutePerIp;
         this.tenantDigests = Collections.unmodifiableMap(new LinkedHashMap<>(b.tenantDigests));
         this.maxSandboxesPerTenant = b.maxSandboxesPerTenant;
+        this.tenantQuotas = Map.copyOf(b.tenantQuotas);
         this.dataDir = b.dataDir;
         this.portDomain = b.portDomain;
         this.e2bHost = b.e2bHost;
@@ -162,6 +164,11 @@ public final class ServerOptions {
         return tenantDigests.keySet();
     }
 
+    /** Each tenant's quota on the shared store; a tenant not here has {@link io.paddock.server.internal.TenantQuota#DEFAULT}. */
+    public Map<String, io.paddock.server.internal.TenantQuota> tenantQuotas() {
+        return tenantQuotas;
+    }
+
     /** Each tenant's name and the SHA-256 digest of its token (the arrays are not to be changed). */
     Map<String, byte[]> tenantDigests() {
         return tenantDigests;
@@ -252,6 +259,7 @@ public final class ServerOptions {
         private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
         private int maxFailedAuthPerMinutePerIp = DEFAULT_MAX_FAILED_AUTH_PER_MINUTE_PER_IP;
         private final Map<String, byte[]> tenantDigests = new LinkedHashMap<>();
+        private final Map<String, io.paddock.server.internal.TenantQuota> tenantQuotas = new LinkedHashMap<>();
         private int maxSandboxesPerTenant = DEFAULT_MAX_SANDBOXES_PER_TENANT;
         private Path dataDir;
         private String portDomain;
@@ -368,6 +376,15 @@ public final class ServerOptions {
                 }
             }
             tenantDigests.put(name, digest);
+            return this;
+        }
+
+        /** Tenant {@code name}'s quota on the shared store (volumes, codebases); the default otherwise. */
+        public Builder tenantQuota(String name, io.paddock.server.internal.TenantQuota quota) {
+            if (name == null || quota == null) {
+                throw SandboxException.invalid("tenants", "a tenant's quota needs its name and the quota");
+            }
+            tenantQuotas.put(name, quota);
             return this;
         }
 
