@@ -139,6 +139,24 @@ class TenantQuotaTest {
             assertExhausted(upload(BYTES_TOKEN, "two", tar("a.txt", 6 << 10)), "codebase-bytes=8k", "tenants file");
             assertThat(as(BYTES_TOKEN, "GET", "/v1/codebases/two", null).statusCode()).isEqualTo(404);
             assertThat(json(as(BYTES_TOKEN, "GET", "/v1/codebases", null)).get("codebases")).hasSize(1);
+            // A commit is checked before it runs (its size is known only once made): the first one, from under the
+            // quota, may take the tenant past it by what its sandbox wrote; the next is refused.
+            HttpResponse<String> sb = as(BYTES_TOKEN, "POST", "/v1/sandboxes", Fixture.SMALL
+                    + ",\"codebase\":{\"name\":\"one\",\"preset\":\"full-access\"}}");
+            assertStatus(sb, 201);
+            String id = json(sb).get("id").asText();
+            try {
+                assertStatus(as(BYTES_TOKEN, "POST", "/v1/sandboxes/" + id + "/exec",
+                        "{\"argv\":[\"sh\",\"-c\",\"head -c 4096 /dev/zero > /workspace/b.bin\"]}"), 200);
+                assertStatus(as(BYTES_TOKEN, "POST", "/v1/sandboxes/" + id + "/codebase/commit", "{}"), 200);
+                assertStatus(as(BYTES_TOKEN, "POST", "/v1/sandboxes/" + id + "/exec",
+                        "{\"argv\":[\"sh\",\"-c\",\"echo more > /workspace/c.txt\"]}"), 200);
+                assertExhausted(as(BYTES_TOKEN, "POST", "/v1/sandboxes/" + id + "/codebase/commit", "{}"),
+                        "codebase-bytes=8k", "tenants file");
+                assertThat(json(as(BYTES_TOKEN, "GET", "/v1/codebases/one", null)).get("revision").asInt()).isEqualTo(2);
+            } finally {
+                as(BYTES_TOKEN, "DELETE", "/v1/sandboxes/" + id, null);
+            }
             assertStatus(upload(OTHER_TOKEN, "one", tar("a.txt", 6 << 10)), 201);
             assertStatus(upload(OTHER_TOKEN, "two", tar("a.txt", 6 << 10)), 201);
         } finally {
