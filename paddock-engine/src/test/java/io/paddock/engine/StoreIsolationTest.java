@@ -111,6 +111,13 @@ class StoreIsolationTest {
                         assertThat(r.output).doesNotContain(SECRET);
                     }
                     assertThat(runAs(uid, "ls", WRITABLE.toString()).exit).as("uid %d lists the store", uid).isNotZero();
+                    // Nor through A's live mounts on the host (its volume's and codebase's mount points).
+                    Path mounts = LocalOptions.DEFAULT_STATE_DIR.resolve("mounts").resolve(a.id().value());
+                    assertThat(Files.readString(mounts.resolve("1/v.txt"))).as("A's volume mount, as root").contains(SECRET);
+                    for (String f : List.of("0/readme.md", "1/v.txt")) {
+                        Result r = runAs(uid, "cat", mounts.resolve(f).toString());
+                        assertThat(r.exit).as("uid %d: cat %s gave %s", uid, mounts.resolve(f), r.output).isNotZero();
+                    }
                 }
                 // The store's roots: root's own, 0700, after mounting.
                 for (Path root : List.of(WRITABLE, WRITABLE.resolve("codebases"), WRITABLE.resolve("volumes"))) {

@@ -369,6 +369,18 @@ public abstract class OciTier implements SandboxRuntime {
         return plan.withImageRoot(rootfs.toString(), base.mounts(), user);
     }
 
+    /**
+     * Makes a sandbox's directory of mount points its range root's own, mode 0700 (ATTACKS.md A86): the mounts
+     * in it (its volumes, its codebase's view and layer) keep the modes the sandbox sees, and {@code <state>/mounts}
+     * must stay passable, so without this any host uid knowing the id (mountinfo names it) read them. The
+     * range's root is what runc's init (in the sandbox's user namespace) and runsc's gofer run as.
+     */
+    private static void privateTo(Path dir, long uidBase) throws IOException {
+        Files.setAttribute(dir, "unix:uid", (int) uidBase, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        Files.setAttribute(dir, "unix:gid", (int) uidBase, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+    }
+
     /** Where a sandbox's extra mounts are mounted on the host: {@code <state>/mounts/<id>/<index>}. */
     Path mountsOf(SandboxId id) {
         return host.mountsDir().resolve(id.value());
@@ -384,6 +396,7 @@ public abstract class OciTier implements SandboxRuntime {
         Path dir = mountsOf(id);
         Files.createDirectory(dir);
         undo.push(() -> removeExtras(id));
+        privateTo(dir, plan.uidBase());
         Path subvol = host.writable().of(id);
         List<OciSpec.Mount> binds = new ArrayList<>();
         for (int i = 0; i < request.mounts().size(); i++) {
@@ -435,6 +448,7 @@ public abstract class OciTier implements SandboxRuntime {
         if (!fs.mounts().isEmpty()) {
             Path dir = Files.createDirectory(mountsOf(id));
             undo.push(() -> removeExtras(id));
+            privateTo(dir, forkBase);
             for (int i = 0; i < fs.mounts().size(); i++) {
                 SandboxMount m = fs.mounts().get(i);
                 Path point = Files.createDirectory(dir.resolve(Integer.toString(i)));
