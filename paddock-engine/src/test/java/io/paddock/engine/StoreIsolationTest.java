@@ -118,6 +118,19 @@ class StoreIsolationTest {
                         Result r = runAs(uid, "cat", mounts.resolve(f).toString());
                         assertThat(r.exit).as("uid %d: cat %s gave %s", uid, mounts.resolve(f), r.output).isNotZero();
                     }
+                    // Nor through A's root, mounted on the host (the ids are no secret: mountinfo names them).
+                    Path root = LocalOptions.DEFAULT_STATE_DIR.resolve("roots").resolve(a.id().value());
+                    try (var found = Files.find(root, 2, (p, attrs) -> p.getFileName().toString().equals("layer.txt"))) {
+                        List<Path> files = found.toList();
+                        assertThat(files).as("A's root on the host holds its file").hasSize(1);
+                        for (Path p : files) {
+                            assertThat(Files.readString(p)).as(p + " as root").contains(SECRET);
+                            Result r = runAs(uid, "cat", p.toString());
+                            assertThat(r.exit).as("uid %d: cat %s gave %s", uid, p, r.output).isNotZero();
+                        }
+                    }
+                    Result listing = runAs(uid, "sh", "-c", "cat " + root + "/layer.txt " + root + "/*/layer.txt");
+                    assertThat(listing.output).doesNotContain(SECRET);
                 }
                 // The store's roots: root's own, 0700, after mounting.
                 for (Path root : List.of(WRITABLE, WRITABLE.resolve("codebases"), WRITABLE.resolve("volumes"))) {
