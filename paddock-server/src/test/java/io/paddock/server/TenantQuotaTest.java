@@ -2,12 +2,15 @@ package io.paddock.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.paddock.ByteSize;
+import io.paddock.LocalOptions;
 import io.paddock.server.internal.TenantQuota;
+import io.paddock.testkit.LeakCheckExtension;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -25,8 +28,11 @@ import static org.assertj.core.api.Assertions.assertThat;
  * (count, bytes) stop at its quota with 429 RESOURCE_EXHAUSTED naming the tenants file's key, a codebase that would
  * pass the bytes is not kept, another tenant and the operator are not held to it; and a volume larger than the
  * store's free space is refused for everyone. Tenants are named per run: volumes and codebases outlive a daemon.
+ * The host leak check runs after each test.
  */
 class TenantQuotaTest {
+    @RegisterExtension
+    static final LeakCheckExtension LEAKS = new LeakCheckExtension(LocalOptions.DEFAULT_STATE_DIR);
     private static final String RUN = Long.toString(ProcessHandle.current().pid() % 100000);
     private static final String SMALL = "qs" + RUN;
     private static final String BYTES = "qb" + RUN;
