@@ -247,6 +247,27 @@ class VolumeTest {
                 assertCode(() -> VolumeMount.parse(bad), ErrorCode.INVALID_ARGUMENT, "");
             }
             assertCode(() -> host(v + ":/data", v + ":/data/sub"), ErrorCode.INVALID_ARGUMENT, "/data");
+            // A83d: a reservation past the store's free space is refused; the loop file is sparse, so that is the
+            // host disk's free space less its reserve, never the 1 TiB btrfs would say.
+            String huge = uniqueName("vt-huge");
+            volumes.add(huge);
+            assertCode(() -> paddock.volumes().create(huge, ByteSize.gib(1024)), ErrorCode.RESOURCE_EXHAUSTED, "free");
+            // ... and the store itself cannot grow past it: its size is what its loop file holds plus the host's free
+            // space, less the reserve.
+            try {
+                Path storage = LocalOptions.DEFAULT_STORAGE_DIR;
+                long size = Files.getFileStore(storage.resolve("writable")).getTotalSpace();
+                long hostFree = Files.getFileStore(storage).getUsableSpace();
+                Process stat = new ProcessBuilder("stat", "-c", "%b %B", storage.resolve("writable.btrfs").toString()).start();
+                String[] f = new String(stat.getInputStream().readAllBytes()).strip().split("\\s+");
+                long held = Long.parseLong(f[0]) * Long.parseLong(f[1]);
+                long total = Files.getFileStore(storage).getTotalSpace(); // the reserve: 5%, 2-64 GiB
+                long reserve = Math.min(64L << 30, Math.max(2L << 30, total / 20));
+                assertThat(size).as("the store's size (host free %d, loop file holds %d, reserve %d)", hostFree, held, reserve)
+                        .isLessThanOrEqualTo(held + hostFree - reserve + (1L << 30));
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
             // The host image's root is writable (into the sandbox's own layer): a mount point is made there.
             try (io.paddock.Sandbox sb = host(v + ":/mnt/deeper")) {
                 assertThat(sb.exec("sh", "-c", "touch /mnt/deeper/ok && ls /mnt/deeper").stdoutText()).isEqualTo("ok\n");

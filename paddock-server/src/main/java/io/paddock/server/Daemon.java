@@ -187,7 +187,7 @@ public final class Daemon {
         }
         for (TenantsFile.Entry t : entries) {
             try {
-                b.tenant(t.name(), t.token());
+                b.tenant(t.name(), t.token()).tenantQuota(t.name(), t.quota());
             } catch (SandboxException e) {
                 throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "cannot load the tenants file: " + file + ":"
                         + t.line() + ": " + e.getMessage().replaceFirst("^tenants: ", ""), e);

@@ -49,6 +49,7 @@ public final class ServerOptions {
     private final Map<String, byte[]> tenantDigests;
     private final int maxSandboxesPerTenant;
     private final int maxPortConnectionsPerTenant;
+    private final Map<String, io.paddock.server.internal.TenantQuota> tenantQuotas;
     private final Path dataDir;
     private final String portDomain;
     private final String e2bHost;
@@ -69,6 +70,7 @@ public final class ServerOptions {
         this.tenantDigests = Collections.unmodifiableMap(new LinkedHashMap<>(b.tenantDigests));
         this.maxSandboxesPerTenant = b.maxSandboxesPerTenant;
         this.maxPortConnectionsPerTenant = b.maxPortConnectionsPerTenant;
+        this.tenantQuotas = Map.copyOf(b.tenantQuotas);
         this.dataDir = b.dataDir;
         this.portDomain = b.portDomain;
         this.e2bHost = b.e2bHost;
@@ -162,6 +164,11 @@ public final class ServerOptions {
     /** The tenants' names, in the order they were added. */
     public Set<String> tenants() {
         return tenantDigests.keySet();
+    }
+
+    /** Each tenant's quota on the shared store; a tenant not here has {@link io.paddock.server.internal.TenantQuota#DEFAULT}. */
+    public Map<String, io.paddock.server.internal.TenantQuota> tenantQuotas() {
+        return tenantQuotas;
     }
 
     /** Each tenant's name and the SHA-256 digest of its token (the arrays are not to be changed). */
@@ -263,6 +270,7 @@ public final class ServerOptions {
         private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
         private int maxFailedAuthPerMinutePerIp = DEFAULT_MAX_FAILED_AUTH_PER_MINUTE_PER_IP;
         private final Map<String, byte[]> tenantDigests = new LinkedHashMap<>();
+        private final Map<String, io.paddock.server.internal.TenantQuota> tenantQuotas = new LinkedHashMap<>();
         private int maxSandboxesPerTenant = DEFAULT_MAX_SANDBOXES_PER_TENANT;
         private int maxPortConnectionsPerTenant = io.paddock.server.internal.PortProxy.DEFAULT_MAX_PER_TENANT;
         private Path dataDir;
@@ -380,6 +388,15 @@ public final class ServerOptions {
                 }
             }
             tenantDigests.put(name, digest);
+            return this;
+        }
+
+        /** Tenant {@code name}'s quota on the shared store (volumes, codebases); the default otherwise. */
+        public Builder tenantQuota(String name, io.paddock.server.internal.TenantQuota quota) {
+            if (name == null || quota == null) {
+                throw SandboxException.invalid("tenants", "a tenant's quota needs its name and the quota");
+            }
+            tenantQuotas.put(name, quota);
             return this;
         }
 

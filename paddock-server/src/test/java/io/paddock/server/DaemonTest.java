@@ -166,6 +166,13 @@ class DaemonTest {
         assertThat(refusal(tmp, tenantsFile("alice " + TOKEN_A + "\nalice " + TOKEN_B + "\n", "rw-------")))
                 .contains("given twice");
         assertThat(refusal(tmp, tmp.resolve("missing"))).contains("does not exist");
+        // quota keys (A83d): unknown keys and bad values are named
+        assertThat(refusal(tmp, tenantsFile("alice " + TOKEN_A + " colour=red\n", "rw-------")))
+                .contains("tenants:1", "unknown key 'colour'", "volume-bytes");
+        assertThat(refusal(tmp, tenantsFile("alice " + TOKEN_A + " volumes=-1\n", "rw-------")))
+                .contains("tenants:1", "volumes: expected a count");
+        assertThat(refusal(tmp, tenantsFile("alice " + TOKEN_A + " volume-bytes=lots\n", "rw-------")))
+                .contains("tenants:1", "volume-bytes: expected a size");
         // the operator's token may not double as a tenant's
         ServerOptions.Builder same = ServerOptions.builder().token(TOKEN_A).tenant("alice", TOKEN_A);
         assertThatThrownBy(same::build).hasMessageContaining("operator's token");
@@ -174,6 +181,17 @@ class DaemonTest {
         Files.createDirectories(data);
         Files.move(tenantsFile("alice " + TOKEN_A + "\n", "rw-rw----"), data.resolve("tenants"));
         assertThat(refusal(data, null)).contains(data.resolve("tenants").toString(), "chmod 600");
+    }
+
+    @Test
+    void aTenantsQuotaIsReadFromItsLineAndDefaultsOtherwise() throws Exception {
+        Path file = tenantsFile("alice " + TOKEN_A + " volumes=3 volume-bytes=10g codebases=0 codebase-bytes=512m\nbob "
+                + TOKEN_B + "\n", "rw-------");
+        java.util.List<io.paddock.server.internal.TenantsFile.Entry> entries = io.paddock.server.internal.TenantsFile.read(file);
+        assertThat(entries.get(0).quota()).isEqualTo(new io.paddock.server.internal.TenantQuota(3,
+                io.paddock.ByteSize.gib(10), 0, io.paddock.ByteSize.mib(512)));
+        assertThat(entries.get(1).quota()).isEqualTo(io.paddock.server.internal.TenantQuota.DEFAULT);
+        assertThat(entries.toString()).doesNotContain(TOKEN_A).doesNotContain(TOKEN_B);
     }
 
     @Test

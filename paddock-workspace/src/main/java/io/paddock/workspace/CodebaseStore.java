@@ -63,6 +63,7 @@ public final class CodebaseStore {
 
     private final Path dir;
     private final Subvolumes subvolumes;
+    private final java.util.function.LongSupplier free;
     private final Map<String, Object> locks = new ConcurrentHashMap<>();
 
     /**
@@ -73,8 +74,14 @@ public final class CodebaseStore {
     }
 
     public CodebaseStore(Path dir, Subvolumes subvolumes) {
+        this(dir, subvolumes, () -> Long.MAX_VALUE);
+    }
+
+    /** @param free what a new codebase may take now: the store's free space less the host's reserve */
+    public CodebaseStore(Path dir, Subvolumes subvolumes, java.util.function.LongSupplier free) {
         this.dir = dir;
         this.subvolumes = subvolumes;
+        this.free = free;
     }
 
     private Object lock(String name) {
@@ -107,8 +114,15 @@ public final class CodebaseStore {
                 throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "codebase '" + name + "' would hold " + bytes
                         + " bytes; the most is " + MAX_BYTES);
             }
+            long available = free.getAsLong();
+            if (bytes > available) {
+                throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "codebase '" + name + "' would hold " + bytes
+                        + " bytes; the store has " + available + " free (the host disk's free space less the reserve"
+                        + " it keeps)");
+            }
             Path staging = dir.resolve(".tmp-" + random());
             try {
+                privateDir(dir);
                 Files.createDirectories(staging);
                 Path rev = staging.resolve("r1");
                 subvolumes.create(rev, MAX_BYTES);
@@ -210,10 +224,28 @@ public final class CodebaseStore {
         }
     }
 
-    /** Deletes what a crash left under temporary names. */
+    /**
+     * Makes the store's directory root's own, mode 0700: revisions keep the modes a sandbox sees (0644, 0755), so
+     * only this directory keeps another uid on the host (another tenant's sandbox after an escape) from reading
+     * them, {@code none} files included (ATTACKS.md A85).
+     */
+    private static void privateDir(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        Files.setAttribute(dir, "unix:uid", 0, LinkOption.NOFOLLOW_LINKS);
+        Files.setAttribute(dir, "unix:gid", 0, LinkOption.NOFOLLOW_LINKS);
+        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+    }
+
+    /** Deletes what a crash left under temporary names, and makes the store's directory private. */
     public void sweep() {
         if (!Files.isDirectory(dir)) {
             return;
+        }
+        try {
+            privateDir(dir);
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "cannot make the codebase store " + dir
+                    + " private: " + e, e);
         }
         try (Stream<Path> s = Files.list(dir)) {
             s.filter(p -> p.getFileName().toString().startsWith(".")).forEach(this::deleteQuietly);

@@ -59,14 +59,16 @@ public final class VolumeStore {
 
     private final Path dir;
     private final Subvolumes subvolumes;
+    private final java.util.function.LongSupplier free;
 
     /** A stored volume: its name, size, creation time and the directory sandboxes mount. */
     public record Volume(String name, ByteSize size, Instant created, Path data) {
     }
 
-    private VolumeStore(Path dir, Subvolumes subvolumes) {
+    private VolumeStore(Path dir, Subvolumes subvolumes, java.util.function.LongSupplier free) {
         this.dir = dir;
         this.subvolumes = subvolumes;
+        this.free = free;
     }
 
     /**
@@ -74,6 +76,20 @@ public final class VolumeStore {
      * mode 0700), with leftovers of interrupted creates and removes deleted.
      */
     public static VolumeStore open(Path dir, Subvolumes subvolumes) {
+        return open(dir, subvolumes, () -> {
+            try {
+                return Files.getFileStore(dir).getUsableSpace();
+            } catch (IOException e) {
+                return 0;
+            }
+        });
+    }
+
+    /**
+     * As {@link #open(Path, Subvolumes)}, with {@code free} saying what a new volume may reserve now: the store's
+     * free space, which on a sparse loop file is the host disk's less its reserve, not what btrfs says.
+     */
+    public static VolumeStore open(Path dir, Subvolumes subvolumes, java.util.function.LongSupplier free) {
         try {
             if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
                 Files.createDirectories(dir);
@@ -82,7 +98,7 @@ public final class VolumeStore {
         } catch (IOException e) {
             throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "cannot create the volume store " + dir + ": " + e, e);
         }
-        VolumeStore store = new VolumeStore(dir, subvolumes);
+        VolumeStore store = new VolumeStore(dir, subvolumes, free);
         store.sweep();
         return store;
     }
@@ -95,11 +111,18 @@ public final class VolumeStore {
     /**
      * Creates volume {@code name} of {@code size} bytes, empty.
      *
-     * @throws SandboxException ALREADY_EXISTS, or INVALID_ARGUMENT for a bad name or a size out of range
+     * @throws SandboxException ALREADY_EXISTS, INVALID_ARGUMENT for a bad name or a size out of range, or
+     *                          RESOURCE_EXHAUSTED for a size past the store's free space (ATTACKS.md A83d)
      */
     public synchronized Volume create(String name, ByteSize size) {
         Validate.name("name", name);
         checkSize(size);
+        long available = free.getAsLong();
+        if (size.bytes() > available) {
+            throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "a volume of " + size + " cannot be reserved: the"
+                    + " store has " + ByteSize.bytes(available / (1 << 20) << 20) + " free (the host disk's free space"
+                    + " less the reserve it keeps); ask for less, or free space on the host");
+        }
         Path target = dir.resolve(name);
         if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
             throw new SandboxException(ErrorCode.ALREADY_EXISTS, "a volume named '" + name + "' already exists");

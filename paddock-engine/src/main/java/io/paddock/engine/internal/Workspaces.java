@@ -51,7 +51,8 @@ final class Workspaces {
         if (c == null) {
             synchronized (this) {
                 if (codebases == null) {
-                    codebases = new CodebaseStore(writableDir().resolve("codebases"), subvolumes(host().rootfsTool()));
+                    codebases = new CodebaseStore(writableDir().resolve("codebases"), subvolumes(host().rootfsTool()),
+                            host().writable()::available);
                     codebases.sweep();
                 }
                 c = codebases;
@@ -103,7 +104,8 @@ final class Workspaces {
             synchronized (this) {
                 v = volumes;
                 if (v == null) {
-                    v = VolumeStore.open(writableDir().resolve("volumes"), subvolumes(host().rootfsTool()));
+                    v = VolumeStore.open(writableDir().resolve("volumes"), subvolumes(host().rootfsTool()),
+                            host().writable()::available);
                     volumes = v;
                 }
             }

@@ -263,7 +263,8 @@ public final class ApiHandler extends Handler.Abstract {
                 String name = beforeUpload(request, () -> tenancy.resourceName(caller, m.param("name"), "codebase"));
                 io.paddock.CodebaseOptions options = beforeUpload(request, () -> CodebaseWire.options(query));
                 try (ContextTar upload = readContext(request, "the codebase upload")) {
-                    io.paddock.CodebaseInfo info = paddock.codebases().create(name, upload.root(), options);
+                    io.paddock.CodebaseInfo info = tenancy.createCodebase(caller,
+                            () -> paddock.codebases().create(name, upload.root(), options), paddock.codebases()::remove);
                     response.getHeaders().put(HttpHeader.LOCATION, "/v1/codebases/" + m.param("name"));
                     json(response, callback, 201, CodebaseWire.json(tenancy.clientResourceName(caller, info.name()), info));
                 }
@@ -284,7 +285,9 @@ public final class ApiHandler extends Handler.Abstract {
             case CODEBASE_DIFF -> json(response, callback, 200,
                     CodebaseWire.json(paddock.codebases().diff(sandbox(caller, m).id())));
             case CODEBASE_COMMIT -> {
-                io.paddock.CodebaseInfo info = paddock.codebases().commit(sandbox(caller, m).id());
+                Sandbox committing = sandbox(caller, m);
+                tenancy.checkCodebaseCommit(caller);
+                io.paddock.CodebaseInfo info = paddock.codebases().commit(committing.id());
                 json(response, callback, 200, CodebaseWire.json(tenancy.clientResourceName(caller, info.name()), info));
             }
             case SNAPSHOT -> {

@@ -40,6 +40,8 @@ import java.util.regex.Pattern;
  *       namespace {@code <tenant>/…} (builds) or under a registry's name (pulls, never into another
  *       tenant's namespace), removes only its own names, and never prunes ({@link #checkImageTags} and the
  *       others).</li>
+ *   <li>each tenant keeps at most its {@link TenantQuota} of volumes and codebases on the shared store (429
+ *       naming the tenants file's key), checked and created under a lock of the tenant's own.</li>
  * </ul>
  * Thread-safe: the tenant set is fixed; the per-tenant counters are atomic and checked under their own lock,
  * which is held only for the engine's in-memory list, never across a create.
@@ -57,12 +59,29 @@ public final class Tenancy {
     private final Map<String, AtomicInteger> creating = new HashMap<>();
     /** Where a tenant's pulls and pushes may connect; nothing opened: --allow-private opens ranges to sandboxes only. */
     private final Destinations destinations = Destinations.defaults();
+    private final Map<String, TenantQuota> quotas;
+    /** Per tenant: held while its volumes or codebases are counted and one is created, so two creates never both fit. */
+    private final Map<String, Object> storeLocks = new HashMap<>();
 
     public Tenancy(Paddock paddock, Set<String> tenants, int maxPerTenant) {
+        this(paddock, tenants, maxPerTenant, Map.of());
+    }
+
+    /** @param quotas each tenant's quota on the shared store; one not here has {@link TenantQuota#DEFAULT} */
+    public Tenancy(Paddock paddock, Set<String> tenants, int maxPerTenant, Map<String, TenantQuota> quotas) {
         this.paddock = paddock;
         this.tenants = Set.copyOf(tenants);
         this.maxPerTenant = maxPerTenant;
-        this.tenants.forEach(t -> creating.put(t, new AtomicInteger()));
+        this.quotas = Map.copyOf(quotas);
+        this.tenants.forEach(t -> {
+            creating.put(t, new AtomicInteger());
+            storeLocks.put(t, new Object());
+        });
+    }
+
+    /** The tenant's quota on the shared store. */
+    public TenantQuota quota(String tenant) {
+        return quotas.getOrDefault(tenant, TenantQuota.DEFAULT);
     }
 
     /** The longest sandbox name this tenant may use: the engine's 63 less its prefix. */
@@ -443,6 +462,95 @@ public final class Tenancy {
             return name;
         }
         return engineName(caller.tenant().orElseThrow(), name, "name");
+    }
+
+    /**
+     * Runs {@code create}, a volume create of {@code size} by the caller, within the tenant's quota (ATTACKS.md
+     * A83d): RESOURCE_EXHAUSTED naming the tenants file's key when the tenant already has its {@code volumes}, or the
+     * new reservation would take its volumes' sizes past {@code volume-bytes}. The operator has no quota (the engine
+     * still refuses a size past the store's free space).
+     */
+    public <T> T createVolume(Caller caller, io.paddock.ByteSize size, java.util.function.Supplier<T> create) {
+        if (caller.isOperator()) {
+            return create.get();
+        }
+        String tenant = caller.tenant().orElseThrow();
+        TenantQuota q = quota(tenant);
+        synchronized (storeLocks.get(tenant)) {
+            java.util.List<io.paddock.VolumeInfo> own = paddock.volumes().list().stream()
+                    .filter(v -> v.name().startsWith(tenant + "-")).toList();
+            if (own.size() >= q.volumes()) {
+                throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "tenant '" + tenant + "' has " + own.size()
+                        + " volume" + (own.size() == 1 ? "" : "s") + ", its maximum (volumes=" + q.volumes()
+                        + " in the tenants file); remove one first");
+            }
+            long reserved = own.stream().mapToLong(v -> v.size().bytes()).sum();
+            if (size.bytes() > q.volumeBytes().bytes() - reserved) {
+                throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "tenant '" + tenant + "' reserves "
+                        + io.paddock.ByteSize.bytes(reserved) + " in its volumes; " + size + " more would pass its maximum"
+                        + " (volume-bytes=" + q.volumeBytes() + " in the tenants file); remove some first");
+            }
+            return create.get();
+        }
+    }
+
+    /**
+     * Runs {@code create}, a codebase upload by the caller, within the tenant's quota (ATTACKS.md A83d):
+     * RESOURCE_EXHAUSTED naming the key when the tenant already has its {@code codebases}, or already holds its
+     * {@code codebase-bytes}; a codebase whose size then takes the tenant past {@code codebase-bytes} is removed
+     * again ({@code remove}, its engine name) and refused the same way.
+     */
+    public io.paddock.CodebaseInfo createCodebase(Caller caller, java.util.function.Supplier<io.paddock.CodebaseInfo> create,
+                                                 java.util.function.Consumer<String> remove) {
+        if (caller.isOperator()) {
+            return create.get();
+        }
+        String tenant = caller.tenant().orElseThrow();
+        TenantQuota q = quota(tenant);
+        synchronized (storeLocks.get(tenant)) {
+            java.util.List<io.paddock.CodebaseInfo> own = ownCodebases(tenant);
+            if (own.size() >= q.codebases()) {
+                throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "tenant '" + tenant + "' has " + own.size()
+                        + " codebase" + (own.size() == 1 ? "" : "s") + ", its maximum (codebases=" + q.codebases()
+                        + " in the tenants file); remove one first");
+            }
+            long held = own.stream().mapToLong(io.paddock.CodebaseInfo::bytes).sum();
+            checkCodebaseBytes(tenant, q, held, held >= q.codebaseBytes().bytes());
+            io.paddock.CodebaseInfo info = create.get();
+            if (held + info.bytes() > q.codebaseBytes().bytes()) {
+                remove.accept(info.name());
+                checkCodebaseBytes(tenant, q, held, true);
+            }
+            return info;
+        }
+    }
+
+    /**
+     * A tenant's commit is refused (RESOURCE_EXHAUSTED naming {@code codebase-bytes}) while its codebases hold more
+     * than its quota. Checked before the commit, whose own size is not known until it is made: one commit may take
+     * the tenant past the quota by at most what its sandbox wrote (the sandbox's disk), and then no create or commit
+     * passes until the tenant removes some.
+     */
+    public void checkCodebaseCommit(Caller caller) {
+        if (caller.isOperator()) {
+            return;
+        }
+        String tenant = caller.tenant().orElseThrow();
+        TenantQuota q = quota(tenant);
+        long held = ownCodebases(tenant).stream().mapToLong(io.paddock.CodebaseInfo::bytes).sum();
+        checkCodebaseBytes(tenant, q, held, held > q.codebaseBytes().bytes());
+    }
+
+    private java.util.List<io.paddock.CodebaseInfo> ownCodebases(String tenant) {
+        return paddock.codebases().list().stream().filter(c -> c.name().startsWith(tenant + "-")).toList();
+    }
+
+    private static void checkCodebaseBytes(String tenant, TenantQuota q, long held, boolean over) {
+        if (over) {
+            throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "tenant '" + tenant + "' holds "
+                    + io.paddock.ByteSize.bytes(held) + " in its codebases, and this would pass its maximum (codebase-bytes="
+                    + q.codebaseBytes() + " in the tenants file); remove some first");
+        }
     }
 
     /** Whether the caller sees the engine's volume {@code engineName}. */

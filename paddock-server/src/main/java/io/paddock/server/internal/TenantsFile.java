@@ -11,7 +11,8 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * The daemon's tenants file: one {@code NAME TOKEN} per line, blank lines and {@code #} comments ignored.
+ * The daemon's tenants file: one {@code NAME TOKEN [KEY=VALUE ...]} per line, blank lines and {@code #} comments
+ * ignored; the fields after the token set the tenant's quota on the shared store ({@link TenantQuota}).
  * It holds secrets, so it must be a regular file that neither group nor others may read or write. Parsing
  * only; names and tokens are validated by {@code ServerOptions.Builder.tenant}. No message names a token.
  */
@@ -27,11 +28,12 @@ public final class TenantsFile {
      * @param line  its 1-based line number, for messages
      * @param name  the tenant's name
      * @param token the tenant's token
+     * @param quota the tenant's quota: {@link TenantQuota#DEFAULT} with the line's fields applied
      */
-    public record Entry(int line, String name, String token) {
+    public record Entry(int line, String name, String token, TenantQuota quota) {
         @Override
         public String toString() {
-            return "Entry{line=" + line + ", name=" + name + ", token=<redacted>}";
+            return "Entry{line=" + line + ", name=" + name + ", token=<redacted>, quota=" + quota + "}";
         }
     }
 
@@ -62,11 +64,20 @@ public final class TenantsFile {
                 continue;
             }
             String[] f = l.split("\\s+");
-            if (f.length != 2) {
-                throw new IOException(file + ":" + (i + 1) + ": expected 'NAME TOKEN', got " + f.length
-                        + " field" + (f.length == 1 ? "" : "s"));
+            if (f.length < 2) {
+                throw new IOException(file + ":" + (i + 1) + ": expected 'NAME TOKEN [KEY=VALUE ...]', got " + f.length
+                        + " field");
             }
-            out.add(new Entry(i + 1, f[0], f[1]));
+            TenantQuota quota = TenantQuota.DEFAULT;
+            for (int k = 2; k < f.length; k++) {
+                try {
+                    quota = quota.with(f[k]);
+                } catch (IllegalArgumentException e) {
+                    throw new IOException(file + ":" + (i + 1) + ": " + e.getMessage() + "; a line is"
+                            + " 'NAME TOKEN [KEY=VALUE ...]'");
+                }
+            }
+            out.add(new Entry(i + 1, f[0], f[1], quota));
         }
         return out;
     }

@@ -26,7 +26,9 @@ final class VolumeApi {
         VolumeWire.CreateRequest r = VolumeWire.createRequest(body);
         String name = tenancy.volumeName(caller, r.name(), true);
         try {
-            return VolumeWire.json(tenancy.view(caller, paddock.volumes().create(name, r.size().orElse(Volumes.DEFAULT_SIZE))));
+            io.paddock.ByteSize size = r.size().orElse(Volumes.DEFAULT_SIZE);
+            return VolumeWire.json(tenancy.view(caller, tenancy.createVolume(caller, size,
+                    () -> paddock.volumes().create(name, size))));
         } catch (SandboxException e) {
             if (e.code() == ErrorCode.ALREADY_EXISTS) {
                 throw new SandboxException(ErrorCode.ALREADY_EXISTS, "a volume named '" + r.name() + "' already exists", e);

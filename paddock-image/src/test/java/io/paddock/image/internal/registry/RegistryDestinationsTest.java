@@ -27,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * A registry cannot send the client where its caller may not connect (docs/SECURITY.md, A77): every request's
+ * A registry cannot send the client where its caller may not connect (docs/SECURITY.md, A82b): every request's
  * URL, the registry's own, a redirect's target and a token realm, goes through {@link
  * RegistryClient.Builder#destinations} before anything connects there. "Elsewhere" is a second server on
  * 127.0.0.2 that counts what reaches it.

@@ -29,7 +29,7 @@ import java.util.Set;
  *   &lt;state&gt;/uids/&lt;slot&gt;       uid-range leases
  *   &lt;state&gt;/images/host-&lt;hash&gt;/ the shared root directory of the host image
  *   &lt;state&gt;/runc/, runsc/       each tier's own --root
- *   &lt;state&gt;/roots/&lt;id&gt;/      an image sandbox's root: the overlay mount
+ *   &lt;state&gt;/roots/&lt;id&gt;/root  an image sandbox's root: the overlay mount (&lt;id&gt; 0700, the sandbox's)
  *   &lt;state&gt;/mounts/&lt;id&gt;/&lt;n&gt;  a sandbox's extra mounts (a codebase's overlay, a volume's id-mapped bind)
  *   &lt;state&gt;/resolv/&lt;id&gt;      a networked sandbox's /etc/resolv.conf (readable by runsc's gofer)
  *   &lt;storage&gt;/writable/&lt;id&gt;/  an image sandbox's writable layer (a btrfs subvolume with a quota; see

@@ -71,9 +71,27 @@ public abstract class OciTier implements SandboxRuntime {
     public static final String USERNS_LINK = "userns";
     /** Where the runc launcher mounts a networked sandbox's sysfs for a moment (see userns_run.c). */
     static final String SYSFS_DIR = "sysfs";
-    /** Where an image sandbox's root is mounted: {@code <state>/roots/<id>}. */
+    /**
+     * Where an image sandbox's root is mounted: {@code <state>/roots/<id>/root}. {@code <state>/roots} must stay
+     * passable (0711: runc's init reaches the root as the sandbox's own root id), and the mounted root keeps the
+     * modes the sandbox sees, so {@code <id>} is the sandbox's range root's own, mode 0700 ({@link #makeRootfs};
+     * ATTACKS.md A85): no other host uid reads the sandbox's root through it. An engine before this one mounted
+     * the root at {@code <id>} itself; {@link #removeImageRoot} still removes such a one.
+     */
     Path rootfsOf(SandboxId id) {
-        return host.rootsDir().resolve(id.value());
+        return host.rootsDir().resolve(id.value()).resolve("root");
+    }
+
+    /** Makes {@link #rootfsOf}'s directory and its private parent. */
+    private Path makeRootfs(SandboxId id, long uidBase) throws IOException {
+        Path dir = Files.createDirectory(rootfsOf(id).getParent());
+        try {
+            privateTo(dir, uidBase);
+            return Files.createDirectory(rootfsOf(id));
+        } catch (IOException | RuntimeException e) {
+            Files.deleteIfExists(dir);
+            throw e;
+        }
     }
 
     protected final OciHost host;
@@ -324,7 +342,7 @@ public abstract class OciTier implements SandboxRuntime {
         WritableLayers writable = host.writable();
         Optional<Path> preload = preloadLibrary();
         // Outside the bundle, which is root's only: the runtime reaches the root as the sandbox's own root id.
-        Path rootfs = Files.createDirectory(rootfsOf(id));
+        Path rootfs = makeRootfs(id, plan.uidBase());
         undo.push(() -> writable.delete(id));
         undo.push(() -> removeImageRoot(id));
         List<String> lowers = new ArrayList<>(image.layers());
@@ -359,7 +377,7 @@ public abstract class OciTier implements SandboxRuntime {
             throws IOException {
         HostImage base = image();
         WritableLayers writable = host.writable();
-        Path rootfs = Files.createDirectory(rootfsOf(id));
+        Path rootfs = makeRootfs(id, plan.uidBase());
         undo.push(() -> writable.delete(id));
         undo.push(() -> removeImageRoot(id));
         BundlePlan.RootUser user = BundlePlan.hostUserOnWritableRoot(request.spec());
@@ -369,6 +387,18 @@ public abstract class OciTier implements SandboxRuntime {
                         base.root(), request.spec().workdir()));
         Filesystems.recordRoot(bundle(id), base.root().getParent(), List.of(base.layerName()));
         return plan.withImageRoot(rootfs.toString(), base.mounts(), user);
+    }
+
+    /**
+     * Makes a sandbox's directory of mount points its range root's own, mode 0700 (ATTACKS.md A85): the mounts
+     * in it (its volumes, its codebase's view and layer) keep the modes the sandbox sees, and {@code <state>/mounts}
+     * must stay passable, so without this any host uid knowing the id (mountinfo names it) read them. The
+     * range's root is what runc's init (in the sandbox's user namespace) and runsc's gofer run as.
+     */
+    private static void privateTo(Path dir, long uidBase) throws IOException {
+        Files.setAttribute(dir, "unix:uid", (int) uidBase, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        Files.setAttribute(dir, "unix:gid", (int) uidBase, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
     }
 
     /** Where a sandbox's extra mounts are mounted on the host: {@code <state>/mounts/<id>/<index>}. */
@@ -386,6 +416,7 @@ public abstract class OciTier implements SandboxRuntime {
         Path dir = mountsOf(id);
         Files.createDirectory(dir);
         undo.push(() -> removeExtras(id));
+        privateTo(dir, plan.uidBase());
         Path subvol = host.writable().of(id);
         List<OciSpec.Mount> binds = new ArrayList<>();
         for (int i = 0; i < request.mounts().size(); i++) {
@@ -430,7 +461,7 @@ public abstract class OciTier implements SandboxRuntime {
             Filesystems.moveIds(to, sourceBase, forkBase);
         }
         if (fs.root().isPresent()) {
-            Path rootfs = Files.createDirectory(rootfsOf(id));
+            Path rootfs = makeRootfs(id, forkBase);
             undo.push(() -> removeImageRoot(id));
             Filesystems.freshWork(to.resolve("work"));
             host.rootfsTool().mount(forkBase, fs.root().get().layersDir(), fs.root().get().lowers(), to.resolve("upper"),
@@ -439,6 +470,7 @@ public abstract class OciTier implements SandboxRuntime {
         if (!fs.mounts().isEmpty()) {
             Path dir = Files.createDirectory(mountsOf(id));
             undo.push(() -> removeExtras(id));
+            privateTo(dir, forkBase);
             for (int i = 0; i < fs.mounts().size(); i++) {
                 SandboxMount m = fs.mounts().get(i);
                 Path point = Files.createDirectory(dir.resolve(Integer.toString(i)));
@@ -512,6 +544,11 @@ public abstract class OciTier implements SandboxRuntime {
      */
     private void removeImageRoot(SandboxId id) {
         Path rootfs = rootfsOf(id);
+        Path parent = rootfs.getParent();
+        if (!Files.exists(rootfs, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                && Files.exists(parent, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            rootfs = parent; // mounted by an engine before this one, at <id> itself
+        }
         Path layer = host.storageDir().resolve("writable").resolve(id.value()); // host.writable() sets up on first use
         boolean hasLayer = Files.exists(layer, java.nio.file.LinkOption.NOFOLLOW_LINKS);
         if (Files.exists(rootfs, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
@@ -524,6 +561,7 @@ public abstract class OciTier implements SandboxRuntime {
             }
             try {
                 Files.deleteIfExists(rootfs);
+                Files.deleteIfExists(parent);
             } catch (IOException e) {
                 throw new SandboxException(ErrorCode.INTERNAL, "cannot remove " + rootfs + ": " + e, e);
             }

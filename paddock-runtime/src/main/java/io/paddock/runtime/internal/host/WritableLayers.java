@@ -23,7 +23,9 @@ import java.util.stream.Stream;
  * ext4 and XFS have no project quotas (docs/ARCHITECTURE.md), so the filesystem is a sparse loop file
  * ({@code <storage>/writable.btrfs}) unless {@code <storage>/writable} is already a btrfs mount (a real
  * partition, which an operator may prefer). Writes past the limit fail with EDQUOT ("Disk quota
- * exceeded"), and nothing written counts against the sandbox's memory.
+ * exceeded"), and nothing written counts against the sandbox's memory. The loop filesystem's size is cut to the
+ * host's free space less a reserve ({@link #capToHost}), so that a full store never takes the host's disk to zero,
+ * and its root is root's own, mode 0700 ({@link #lockDown}).
  *
  * <p>Set up on first use, under a file lock so that engines sharing the state directory agree. Creating
  * and deleting a subvolume are one ioctl each ({@link RootfsTool}): the subvolume never exists without its
@@ -31,8 +33,12 @@ import java.util.stream.Stream;
  */
 public final class WritableLayers {
     private static final Duration SETUP_TIMEOUT = Duration.ofMinutes(2);
-    /** The loop file's apparent size: sparse, so it costs only what sandboxes write. */
+    /** The loop file's largest apparent size: sparse, so it costs only what sandboxes write. */
     static final long DEFAULT_LOOP_SIZE = 1L << 40;
+    /** The smallest size the loop filesystem is cut to; a host with less room gets a warning, not a smaller store. */
+    static final long MIN_LOOP_SIZE = 1L << 30;
+    private static final long GIB = 1L << 30;
+    private static final System.Logger LOG = System.getLogger(WritableLayers.class.getName());
 
     private final Path dir;
     private final RootfsTool tool;
@@ -60,6 +66,8 @@ public final class WritableLayers {
             if (!isBtrfsMount(dir)) {
                 setUp(stateDir, dir);
             }
+            lockDown(dir);
+            capToHost(stateDir, dir);
         } catch (IOException e) {
             throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "cannot set up the writable layers under "
                     + stateDir + ": " + e, e);
@@ -70,14 +78,13 @@ public final class WritableLayers {
     private static void setUp(Path stateDir, Path dir) throws IOException {
         Path image = stateDir.resolve("writable.btrfs");
         Files.createDirectories(dir);
-        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
         if (!Files.exists(image)) {
             Path mkfs = HostProcess.locate("mkfs.btrfs", "PADDOCK_MKFS_BTRFS",
                     "mkfs.btrfs is not installed; sandboxes of images keep their writable layer on a btrfs"
                             + " filesystem Paddock makes. Install it: sudo apt-get install -y btrfs-progs");
             Path tmp = stateDir.resolve("writable.btrfs.tmp");
             try (RandomAccessFile f = new RandomAccessFile(tmp.toFile(), "rw")) {
-                f.setLength(DEFAULT_LOOP_SIZE);
+                f.setLength(DEFAULT_LOOP_SIZE); // the filesystem in it is then cut to the host's room (capToHost)
             }
             check(HostProcess.run(List.of(mkfs.toString(), "-q", "-f", "-L", "paddock-writable", tmp.toString()),
                     SETUP_TIMEOUT), "mkfs.btrfs");
@@ -89,6 +96,94 @@ public final class WritableLayers {
                 "btrfs is not installed. Install it: sudo apt-get install -y btrfs-progs");
         check(HostProcess.run(List.of(btrfs.toString(), "quota", "enable", dir.toString()), SETUP_TIMEOUT),
                 "btrfs quota enable");
+    }
+
+    /**
+     * The free space the host's own filesystem keeps, which the store never takes (ATTACKS.md A83d): 5% of that
+     * filesystem, at least 2 GiB and at most 64 GiB.
+     */
+    public static long reserve(Path onHost) throws IOException {
+        long total = Files.getFileStore(onHost).getTotalSpace();
+        return Math.min(64 * GIB, Math.max(2 * GIB, total / 20));
+    }
+
+    /**
+     * A loop file is sparse: what btrfs says is free is not on the host's disk. So the loop filesystem's size is
+     * cut (online, {@code btrfs filesystem resize}) to what the loop file holds now plus the host's free space less
+     * {@link #reserve}, at most {@link #DEFAULT_LOOP_SIZE}: btrfs then answers ENOSPC before the loop file can take
+     * the host's disk past its reserve. Checked at every open, so a store made by an older engine (1 TiB) is cut
+     * too, and one whose host has gained room grows. A filesystem Paddock did not make (a partition mounted at
+     * {@code writable}) is left as it is. Failing to resize (btrfs cannot shrink below what it has allocated) is a
+     * warning: the store works, with less of a guarantee.
+     */
+    private static void capToHost(Path stateDir, Path dir) throws IOException {
+        Path image = stateDir.resolve("writable.btrfs");
+        if (!Files.isRegularFile(image, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        long target = Math.min(Math.min(DEFAULT_LOOP_SIZE, Files.size(image)),
+                (allocated(image) + Files.getFileStore(image).getUsableSpace() - reserve(stateDir)) / GIB * GIB);
+        long now = Files.getFileStore(dir).getTotalSpace();
+        if (target < MIN_LOOP_SIZE) {
+            LOG.log(System.Logger.Level.WARNING, "the host's disk under " + image + " has less than "
+                    + (MIN_LOOP_SIZE >> 30) + " GiB free beyond its reserve of " + (reserve(stateDir) >> 30)
+                    + " GiB: free some; the writable store is not cut further");
+            target = Math.max(MIN_LOOP_SIZE, Math.min(now, target));
+        }
+        if (Math.abs(now - target) < GIB) {
+            return;
+        }
+        Path btrfs = HostProcess.locate("btrfs", "PADDOCK_BTRFS",
+                "btrfs is not installed. Install it: sudo apt-get install -y btrfs-progs");
+        HostProcess.Result r = HostProcess.run(List.of(btrfs.toString(), "filesystem", "resize", Long.toString(target),
+                dir.toString()), SETUP_TIMEOUT);
+        if (!r.ok()) {
+            LOG.log(System.Logger.Level.WARNING, "cannot resize the writable store " + dir + " to " + target
+                    + " bytes (the host's free space less its reserve): " + r.output().strip());
+        }
+    }
+
+    /** The bytes a (sparse) file takes on its disk. */
+    private static long allocated(Path file) {
+        HostProcess.Result r = HostProcess.run(List.of("stat", "-c", "%b %B", file.toString()), Duration.ofSeconds(10));
+        String[] f = r.output().strip().split("\\s+");
+        try {
+            return r.ok() && f.length == 2 ? Long.parseLong(f[0]) * Long.parseLong(f[1]) : Files.size(file);
+        } catch (NumberFormatException | IOException e) {
+            return DEFAULT_LOOP_SIZE;
+        }
+    }
+
+    /**
+     * What a reservation (a volume's size, a codebase) may take now: the store's free space, and where the store
+     * is a loop file, no more than the host's free space less its {@link #reserve}. 0 when it cannot be read.
+     */
+    public long available() {
+        try {
+            long free = Files.getFileStore(dir).getUsableSpace();
+            Path image = dir.resolveSibling("writable.btrfs");
+            if (Files.isRegularFile(image, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                free = Math.min(free, Files.getFileStore(image).getUsableSpace() - reserve(image.getParent()));
+            }
+            return Math.max(0, free);
+        } catch (IOException e) {
+            return 0;
+        }
+    }
+
+    /**
+     * Makes the mounted filesystem's root root's own, mode 0700 (ATTACKS.md A85): it holds every tenant's codebase
+     * revisions ({@code none} files included), volumes and sandboxes' writable layers, whose own modes are the
+     * sandboxes' (0755, 0777), so a host process of any other uid (a sandbox's host uid after an escape) must not
+     * pass it. Set after mounting, on every open: the mode of the directory under a mount point is not the
+     * mounted root's (a fresh btrfs's root is 0755), and a store set up by an older engine is fixed too. Nothing
+     * but root needs to pass it: the tiers' overlays and binds are mounted by root, and sandboxes (runc's
+     * user namespaces, runsc's gofer) reach the files only through those mounts, never by this path.
+     */
+    static void lockDown(Path dir) throws IOException {
+        Files.setAttribute(dir, "unix:uid", 0, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        Files.setAttribute(dir, "unix:gid", 0, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
     }
 
     private static void check(HostProcess.Result r, String what) {
