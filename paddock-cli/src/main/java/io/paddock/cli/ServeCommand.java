@@ -121,6 +121,11 @@ final class ServeCommand implements Callable<Integer> {
                     + "(default: 128); beyond it, 429."})
     Integer maxPortConnectionsPerTenant;
 
+    @Option(names = "--max-exec-sockets-per-tenant", paramLabel = "N",
+            description = {"Exec WebSockets (streamed commands and reusable exec sockets) one tenant may have open at "
+                    + "once (default: 128); beyond it, 429."})
+    Integer maxExecSocketsPerTenant;
+
     @Option(names = "--egress-trust", paramLabel = "FILE",
             description = {"CA certificates (PEM) the egress proxy trusts, besides the JDK's, when it connects to the hosts of "
                     + "egress secrets (a private PKI)."})
@@ -166,7 +171,8 @@ final class ServeCommand implements Callable<Integer> {
         allowPrivate.forEach(options::allowPrivate);
         options.egressTrust(egressTrust == null ? null : egressTrust.toAbsolutePath());
         options.egressConnectionsPerTenant(maxEgressConnectionsPerTenant).dnsTcpPerTenant(maxDnsTcpPerTenant)
-                .portConnectionsPerTenant(maxPortConnectionsPerTenant);
+                .portConnectionsPerTenant(maxPortConnectionsPerTenant)
+                .execSocketsPerTenant(maxExecSocketsPerTenant);
         if (auditMaxSize != null) {
             options.auditMaxBytes(SpecOptions.size("audit-max-size", auditMaxSize).bytes());
         }

@@ -96,6 +96,7 @@ public final class Daemon {
                 .maxSandboxesPerTenant(o.maxSandboxesPerTenant()).dataDir(o.dataDir())
                 .portDomain(o.portDomain().orElse(null)).auditMaxBytes(o.auditMaxBytes()).auditKeep(o.auditKeep());
         o.portConnectionsPerTenant().ifPresent(serverOptions::maxPortConnectionsPerTenant);
+        o.execSocketsPerTenant().ifPresent(serverOptions::maxExecSocketsPerTenant);
         o.e2bListen().ifPresent(l -> {
             DaemonOptions e2b = DaemonOptions.builder().listen(l).build();
             serverOptions.e2b(e2b.host(), e2b.port());

@@ -35,9 +35,11 @@ public final class DaemonOptions {
     private final Integer egressConnectionsPerTenant;
     private final Integer dnsTcpPerTenant;
     private final Integer portConnectionsPerTenant;
+    private final Integer execSocketsPerTenant;
 
     private DaemonOptions(Builder b) {
         this.portConnectionsPerTenant = b.portConnectionsPerTenant;
+        this.execSocketsPerTenant = b.execSocketsPerTenant;
         this.egressConnectionsPerTenant = b.egressConnectionsPerTenant;
         this.dnsTcpPerTenant = b.dnsTcpPerTenant;
         this.runtimeOptions = java.util.Map.copyOf(b.runtimeOptions);
@@ -151,6 +153,11 @@ public final class DaemonOptions {
     /** See {@link ServerOptions#maxPortConnectionsPerTenant()}; empty: its default. */
     public java.util.Optional<Integer> portConnectionsPerTenant() {
         return java.util.Optional.ofNullable(portConnectionsPerTenant);
+    }
+
+    /** See {@link ServerOptions#maxExecSocketsPerTenant()}; empty: its default. */
+    public java.util.Optional<Integer> execSocketsPerTenant() {
+        return java.util.Optional.ofNullable(execSocketsPerTenant);
     }
 
     /** See {@link LocalOptions#dnsTcpPerTenant()}; empty: the engine's default. */
@@ -294,6 +301,7 @@ public final class DaemonOptions {
         private Integer egressConnectionsPerTenant;
         private Integer dnsTcpPerTenant;
         private Integer portConnectionsPerTenant;
+        private Integer execSocketsPerTenant;
 
         /** See {@link ServerOptions#maxPortConnectionsPerTenant()}; null: the default. */
         public Builder portConnectionsPerTenant(Integer max) {
@@ -301,6 +309,15 @@ public final class DaemonOptions {
                 ServerOptions.builder().maxPortConnectionsPerTenant(max); // validates, naming the field
             }
             this.portConnectionsPerTenant = max;
+            return this;
+        }
+
+        /** See {@link ServerOptions#maxExecSocketsPerTenant()}; null: the default. */
+        public Builder execSocketsPerTenant(Integer max) {
+            if (max != null) {
+                ServerOptions.builder().maxExecSocketsPerTenant(max); // validates, naming the field
+            }
+            this.execSocketsPerTenant = max;
             return this;
         }
 

@@ -49,6 +49,7 @@ public final class ServerOptions {
     private final Map<String, byte[]> tenantDigests;
     private final int maxSandboxesPerTenant;
     private final int maxPortConnectionsPerTenant;
+    private final int maxExecSocketsPerTenant;
     private final Map<String, io.paddock.server.internal.TenantQuota> tenantQuotas;
     private final Path dataDir;
     private final String portDomain;
@@ -70,6 +71,7 @@ public final class ServerOptions {
         this.tenantDigests = Collections.unmodifiableMap(new LinkedHashMap<>(b.tenantDigests));
         this.maxSandboxesPerTenant = b.maxSandboxesPerTenant;
         this.maxPortConnectionsPerTenant = b.maxPortConnectionsPerTenant;
+        this.maxExecSocketsPerTenant = b.maxExecSocketsPerTenant;
         this.tenantQuotas = Map.copyOf(b.tenantQuotas);
         this.dataDir = b.dataDir;
         this.portDomain = b.portDomain;
@@ -193,6 +195,14 @@ public final class ServerOptions {
     }
 
     /**
+     * The most exec WebSockets (one command's, and reusable ones) one tenant may have open at once (default 128);
+     * beyond it, 429 RESOURCE_EXHAUSTED before the upgrade. The operator's are not counted.
+     */
+    public int maxExecSocketsPerTenant() {
+        return maxExecSocketsPerTenant;
+    }
+
+    /**
      * The daemon's data directory, where it keeps the key that signs port URLs ({@code url-signing-key}, mode
      * 0600, made on first use) and its audit log ({@code audit.log}, mode 0600, rotated at {@link #auditMaxBytes}).
      * Empty: the key is random and in memory, so URLs die with the server, and there is no audit log.
@@ -240,6 +250,7 @@ public final class ServerOptions {
         b.tenantDigests.putAll(tenantDigests);
         b.maxSandboxesPerTenant = maxSandboxesPerTenant;
         b.maxPortConnectionsPerTenant = maxPortConnectionsPerTenant;
+        b.maxExecSocketsPerTenant = maxExecSocketsPerTenant;
         b.dataDir = dataDir;
         b.portDomain = portDomain;
         b.e2bHost = e2bHost;
@@ -273,6 +284,7 @@ public final class ServerOptions {
         private final Map<String, io.paddock.server.internal.TenantQuota> tenantQuotas = new LinkedHashMap<>();
         private int maxSandboxesPerTenant = DEFAULT_MAX_SANDBOXES_PER_TENANT;
         private int maxPortConnectionsPerTenant = io.paddock.server.internal.PortProxy.DEFAULT_MAX_PER_TENANT;
+        private int maxExecSocketsPerTenant = io.paddock.server.internal.Tenancy.DEFAULT_MAX_EXEC_SOCKETS_PER_TENANT;
         private Path dataDir;
         private String portDomain;
         private String e2bHost;
@@ -408,6 +420,12 @@ public final class ServerOptions {
         /** See {@link ServerOptions#maxPortConnectionsPerTenant()}. */
         public Builder maxPortConnectionsPerTenant(int max) {
             this.maxPortConnectionsPerTenant = (int) positive("maxPortConnectionsPerTenant", max);
+            return this;
+        }
+
+        /** See {@link ServerOptions#maxExecSocketsPerTenant()}. */
+        public Builder maxExecSocketsPerTenant(int max) {
+            this.maxExecSocketsPerTenant = (int) positive("maxExecSocketsPerTenant", max);
             return this;
         }
 

@@ -316,7 +316,7 @@ public final class ApiHandler extends Handler.Abstract {
                 }
                 json(response, callback, 200, Wire.json(sb.exec(r)));
             }
-            case EXEC_STREAM -> execStream(request, response, callback, sandbox(caller, m));
+            case EXEC_STREAM -> execStream(request, response, callback, caller, sandbox(caller, m));
             case EXEC_SOCKET -> execSocket(request, response, callback, caller);
             case READ_FILE -> download(response, callback, sandbox(caller, m), pathParam(query, "path"));
             case WRITE_FILE -> upload(request, response, callback, sandbox(caller, m), pathParam(query, "path"));
@@ -664,20 +664,20 @@ public final class ApiHandler extends Handler.Abstract {
 
     // ---- exec stream ----
 
-    private void execStream(Request request, Response response, Callback callback, Sandbox sb) {
+    private void execStream(Request request, Response response, Callback callback, Caller caller, Sandbox sb) {
         SandboxState state = sb.info().state();
         if (state != SandboxState.RUNNING) {
             throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + sb.id() + " is "
                     + state.name().toLowerCase(Locale.ROOT) + "; exec needs a running sandbox");
         }
-        upgrade(request, response, callback, () -> ExecSocket.bound(sb, pinger, pingMillis(), execBytes));
+        upgrade(request, response, callback, caller, () -> ExecSocket.bound(sb, pinger, pingMillis(), execBytes));
     }
 
     /** {@code /v1/exec/stream}: a socket the caller reuses for command after command, in any of its sandboxes. */
     private void execSocket(Request request, Response response, Callback callback, Caller caller) {
         String remote = Request.getRemoteAddr(request);
         String requestId = request.getHeaders().get("X-Request-Id");
-        upgrade(request, response, callback, () -> ExecSocket.reusable(id -> tenancy.get(caller, id),
+        upgrade(request, response, callback, caller, () -> ExecSocket.reusable(id -> tenancy.get(caller, id),
                 (id, failure, began) -> audit.execOnSocket(caller, remote, requestId, id,
                         failure == null ? null : failure.code(), began),
                 pinger, pingMillis(), execBytes));
@@ -687,14 +687,22 @@ public final class ApiHandler extends Handler.Abstract {
         return Math.max(50, limits.idleTimeout().toMillis() / 3);
     }
 
-    private void upgrade(Request request, Response response, Callback callback, java.util.function.Supplier<ExecSocket> socket) {
-        boolean upgraded;
+    /** Upgrades to an exec socket, counted in the caller's tenant's share until it ends (A83). */
+    private void upgrade(Request request, Response response, Callback callback, Caller caller,
+                         Supplier<ExecSocket> socket) {
+        Runnable release = tenancy.admitExecSocket(caller);
+        boolean upgraded = false;
         try {
-            upgraded = websockets.upgrade((upReq, upResp, upCb) -> socket.get(), request, response, callback);
+            upgraded = websockets.upgrade((upReq, upResp, upCb) -> socket.get().whenEnded(release), request, response,
+                    callback);
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) {
             throw new SandboxException(ErrorCode.INTERNAL, "WebSocket upgrade failed: " + e.getClass().getSimpleName(), e);
+        } finally {
+            if (!upgraded) {
+                release.run();
+            }
         }
         if (!upgraded) {
             throw new HttpError(400, ErrorCode.INVALID_ARGUMENT,

@@ -76,6 +76,8 @@ public final class ExecSocket implements Session.Listener {
     /** Commands started on this socket (touched only by Jetty's serial frame calls). */
     private int started;
     private final Metrics.Bytes bytes;
+    /** Run once when the socket ends: gives back its place in the tenant's share. */
+    private volatile Runnable onEnd = () -> { };
 
     /** What a reusable socket records for each request: the sandbox it named, and the failure, if any. */
     @FunctionalInterface
@@ -102,6 +104,12 @@ public final class ExecSocket implements Session.Listener {
         this.bytes = bytes;
         this.pinger = pinger;
         this.pingMillis = pingMillis;
+    }
+
+    /** Has {@code action} run when this socket ends (closed, failed or cut); it may run more than once. Returns this. */
+    public ExecSocket whenEnded(Runnable action) {
+        this.onEnd = action;
+        return this;
     }
 
     @Override
@@ -355,6 +363,7 @@ public final class ExecSocket implements Session.Listener {
 
     /** Kills the command if it still runs (the client left early) and releases everything; idempotent. */
     private void cleanup() {
+        onEnd.run();
         ScheduledFuture<?> pg = pings;
         if (pg != null) {
             pg.cancel(false);

@@ -115,8 +115,8 @@ public final class PortProxy implements AutoCloseable {
     private final long pingMillis;
     private final ScheduledExecutorService timers;
     private final Set<Exchange> live = ConcurrentHashMap.newKeySet();
-    private final ConcurrentHashMap<String, Integer> byTenant = new ConcurrentHashMap<>();
-    private volatile int maxPerTenant = DEFAULT_MAX_PER_TENANT;
+    private final TenantSlots byTenant = new TenantSlots("port-proxy exchanges and WebSockets",
+            "maxPortConnectionsPerTenant", DEFAULT_MAX_PER_TENANT);
     private final ScheduledFuture<?> watch;
 
     /**
@@ -156,10 +156,7 @@ public final class PortProxy implements AutoCloseable {
 
     /** Sets how many exchanges and WebSockets one tenant's sandboxes may have relayed at once; returns this. */
     public PortProxy maxPerTenant(int max) {
-        if (max < 1) {
-            throw SandboxException.invalid("maxPortConnectionsPerTenant", "must be at least 1, got " + max);
-        }
-        this.maxPerTenant = max;
+        byTenant.max(max);
         return this;
     }
 
@@ -188,24 +185,7 @@ public final class PortProxy implements AutoCloseable {
 
     /** Counts one relay for {@code tenant} (none: nothing counted); the returned action, idempotent, ends it. */
     private Runnable admit(String tenant) {
-        if (tenant == null) {
-            return () -> { };
-        }
-        if (byTenant.merge(tenant, 1, Integer::sum) > maxPerTenant) {
-            release(tenant);
-            throw new HttpError(429, ErrorCode.RESOURCE_EXHAUSTED, "tenant '" + tenant + "' already has " + maxPerTenant
-                    + " port-proxy exchanges and WebSockets open, the most one tenant may; close some and retry");
-        }
-        java.util.concurrent.atomic.AtomicBoolean done = new java.util.concurrent.atomic.AtomicBoolean();
-        return () -> {
-            if (done.compareAndSet(false, true)) {
-                release(tenant);
-            }
-        };
-    }
-
-    private void release(String tenant) {
-        byTenant.computeIfPresent(tenant, (t, n) -> n == 1 ? null : n - 1);
+        return byTenant.admit(tenant);
     }
 
     // ---- HTTP ----

@@ -51,6 +51,8 @@ public final class Tenancy {
     public static final String LABEL = "paddock.io/tenant";
     /** Tenant names: 1-16 lower-case letters and digits, starting with a letter (no '-': see above). */
     public static final Pattern NAME = Pattern.compile("[a-z][a-z0-9]{0,15}");
+    /** The default of {@code ServerOptions.maxExecSocketsPerTenant()}: a quarter of the server's connections. */
+    public static final int DEFAULT_MAX_EXEC_SOCKETS_PER_TENANT = 128;
     private static final int MAX_ENGINE_NAME = 63;
 
     private final Paddock paddock;
@@ -62,6 +64,9 @@ public final class Tenancy {
     private final Map<String, TenantQuota> quotas;
     /** Per tenant: held while its volumes or codebases are counted and one is created, so two creates never both fit. */
     private final Map<String, Object> storeLocks = new HashMap<>();
+    /** Exec WebSockets (bound and reusable) open per tenant. */
+    private final TenantSlots execSockets = new TenantSlots("exec WebSockets", "maxExecSocketsPerTenant",
+            DEFAULT_MAX_EXEC_SOCKETS_PER_TENANT);
 
     public Tenancy(Paddock paddock, Set<String> tenants, int maxPerTenant) {
         this(paddock, tenants, maxPerTenant, Map.of());
@@ -77,6 +82,21 @@ public final class Tenancy {
             creating.put(t, new AtomicInteger());
             storeLocks.put(t, new Object());
         });
+    }
+
+    /** Sets how many exec WebSockets one tenant may have open at once; returns this. */
+    public Tenancy maxExecSocketsPerTenant(int max) {
+        execSockets.max(max);
+        return this;
+    }
+
+    /**
+     * Counts one exec WebSocket for the caller's tenant (the operator's are not counted) and returns the action,
+     * idempotent, that gives it back when the socket ends; beyond the tenant's share, 429 RESOURCE_EXHAUSTED
+     * before the upgrade.
+     */
+    public Runnable admitExecSocket(Caller caller) {
+        return execSockets.admit(caller.tenant().orElse(null));
     }
 
     /** The tenant's quota on the shared store. */
