@@ -402,13 +402,18 @@ public final class Tenancy {
         String registry = io.paddock.image.internal.oci.ImageRef.parse(reference).registry();
         String host = registry.startsWith("[") ? registry.substring(1, registry.indexOf(']'))
                 : registry.contains(":") ? registry.substring(0, registry.lastIndexOf(':')) : registry;
+        checkHost(host, "the registry " + Limits.shorten(registry));
+    }
+
+    /** Refuses {@code host} when any address it resolves to is one the destination rule refuses; unknown: allowed. */
+    private void checkHost(String host, String what) {
         InetAddress[] addresses;
         try {
             addresses = InetAddress.getAllByName(host);
         } catch (UnknownHostException e) {
-            return; // the pull itself says the registry is unknown
+            return; // the request itself fails as an unknown host
         }
-        destinations.check("ref", "the registry " + Limits.shorten(registry), List.of(addresses));
+        destinations.check("ref", what, List.of(addresses));
     }
 
     /**
@@ -427,14 +432,7 @@ public final class Tenancy {
                 return; // the client refuses such a URL itself
             }
             String bare = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
-            InetAddress[] addresses;
-            try {
-                addresses = InetAddress.getAllByName(bare);
-            } catch (UnknownHostException e) {
-                return; // the request itself fails as an unknown host
-            }
-            destinations.check("ref", "a registry's redirect or token service " + Limits.shorten(host),
-                    List.of(addresses));
+            checkHost(bare, "a registry's redirect or token service " + Limits.shorten(host));
         };
     }
 
