@@ -406,9 +406,18 @@ class InitEndToEndTest {
     @Test
     void aCommandThatKillsItsShimHarmsNeitherTheInitNorTheNextExecs() throws Exception {
         // The command runs as the init's own uid here, so it may signal its shim (as a root command could in a
-        // sandbox): the exec ends as killed, and the stacks of the dead shim serve the execs after it
-        ExecResult r = run("sh", "-c", "kill -9 $PPID; echo after");
-        assertThat(r.status().outcome()).isEqualTo(ExitStatus.Outcome.SIGNALED);
+        // sandbox): the exec ends as killed, and the stacks of the dead shim serve the execs after it. It kills
+        // the shim only once the shim's first record has arrived (the pid is known): killed before that record,
+        // the exec reads as failed to start (126, "the exec's shim process died"), which one run in three of the
+        // old `sh -c 'kill -9 $PPID'` hit on 2026-12-02.
+        InitExec e = client.spawn(cmd("sh", "-c", "read go; kill -9 $PPID; echo after").stdinPipe(true).build());
+        waitForPid(e);
+        e.stdin().write("go\n".getBytes(StandardCharsets.UTF_8));
+        e.closeStdin();
+        ExitStatus status = e.awaitExit(Duration.ofSeconds(10)).orElseThrow();
+        assertThat(status.outcome()).as("the exec whose command killed its shim: %s", status)
+                .isEqualTo(ExitStatus.Outcome.SIGNALED);
+        e.close();
         for (int i = 0; i < 20; i++) {
             assertThat(run("echo", "ok-" + i).stdoutText()).isEqualTo("ok-" + i + "\n");
         }
