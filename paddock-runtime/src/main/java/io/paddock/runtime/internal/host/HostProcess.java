@@ -153,13 +153,19 @@ public final class HostProcess {
      */
     static Held hold(List<String> argv, Duration timeout) {
         Process p = start(builder(argv).redirectErrorStream(true), argv);
-        java.util.concurrent.ScheduledFuture<Boolean> watchdog = WATCHDOG.schedule(() -> p.destroyForcibly().isAlive(),
-                timeout.toMillis(), TimeUnit.MILLISECONDS);
+        // The watchdog says it fired before it kills: a future still running its kill can yet be cancelled, and the
+        // read it ends (null) would then pass for a process that ended by itself (1 CI run in 4 read it so).
+        java.util.concurrent.atomic.AtomicBoolean fired = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.ScheduledFuture<?> watchdog = WATCHDOG.schedule(() -> {
+            fired.set(true);
+            p.destroyForcibly();
+        }, timeout.toMillis(), TimeUnit.MILLISECONDS);
         try {
             java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
                     StandardCharsets.UTF_8));
             String line = out.readLine();
-            if (!watchdog.cancel(false)) {
+            watchdog.cancel(false);
+            if (fired.get()) {
                 throw new SandboxException(ErrorCode.UNAVAILABLE, argv.get(0) + " printed nothing within " + timeout);
             }
             return new Held(p, line == null ? "" : line.strip());
