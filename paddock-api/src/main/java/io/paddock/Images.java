@@ -1,10 +1,8 @@
 package io.paddock;
 
-import java.net.URI;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Consumer;
 
 /**
  * The images sandboxes are made from, the same embedded ({@link Paddock#local()}) and remote ({@link
@@ -22,19 +20,20 @@ public interface Images {
     /**
      * {@link #pull(String, RegistryAuth, ImageListener)}, with every URL the pull is about to send a request to
      * (the registry, each redirect's target, each token realm) first given to {@code destinations}, which throws a
-     * {@link SandboxException} to refuse it. A daemon pulling on a tenant's behalf uses it so that a registry
-     * cannot send the host where the tenant may not connect. Only where the pull runs in this process can it be
-     * checked so: elsewhere (a remote client, whose daemon applies its own rules) this fails
+     * {@link SandboxException} to refuse it, and every connection going through its {@link DestinationRule#proxy()}
+     * when it has one. A daemon pulling on a tenant's behalf uses it so that a registry (or a name rebound between
+     * the check and the connect) cannot send the host where the tenant may not connect. Only where the pull runs in
+     * this process can it be checked so: elsewhere (a remote client, whose daemon applies its own rules) this fails
      * {@code FAILED_PRECONDITION} and nothing is pulled.
      */
-    default ImageInfo pull(String reference, RegistryAuth auth, ImageListener listener, Consumer<URI> destinations) {
+    default ImageInfo pull(String reference, RegistryAuth auth, ImageListener listener, DestinationRule destinations) {
         throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this client's pulls run elsewhere, which applies"
                 + " its own destination rules; pull without a destination check");
     }
 
     /** {@link #push(String, String, RegistryAuth, ImageListener)} with every destination checked as for a pull. */
     default ImageInfo push(String reference, String target, RegistryAuth auth, ImageListener listener,
-                           Consumer<URI> destinations) {
+                           DestinationRule destinations) {
         throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this client's pushes run elsewhere, which applies"
                 + " its own destination rules; push without a destination check");
     }

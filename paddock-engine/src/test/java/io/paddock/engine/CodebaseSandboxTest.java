@@ -274,6 +274,71 @@ class CodebaseSandboxTest {
             }
         }
 
+        /**
+         * A81d: the layer is read with the sandbox frozen. A process rewrites {@code a} then {@code z} with the same
+         * counter, as fast as it can, while 2000 files between them make the commit's read take a while: read
+         * frozen, the revision's {@code z} is {@code a}'s value or the one before; read running (before), the
+         * counter moved on between the two reads. A sandbox the user paused stays paused across a diff and a commit.
+         */
+        @Test
+        void a81d_theLayerIsReadFrozenAndAPausedSandboxStaysPaused() {
+            try (Sandbox sb = create(PermissionPreset.FULL_ACCESS)) {
+                sh(sb, "mkdir -p /workspace/m && cd /workspace/m && i=0; while [ $i -lt 2000 ]; do echo $i > f$i;"
+                        + " i=$((i+1)); done");
+                sh(sb, "setsid sh -c 'i=0; cd /workspace; while :; do i=$((i+1)); echo $i > .a && mv .a a;"
+                        + " echo $i > .z && mv .z z; done' </dev/null >/dev/null 2>&1 &"
+                        + " while [ ! -e /workspace/z ]; do sleep 0.01; done");
+                CodebaseInfo after = paddock.codebases().commit(sb.id());
+                assertThat(after.revision()).isEqualTo(2);
+            }
+            try (Sandbox sb = create(PermissionPreset.FULL_ACCESS)) {
+                String[] az = sh(sb, "cat /workspace/a /workspace/z").trim().split("\\s+");
+                long a = Long.parseLong(az[0]);
+                long z = Long.parseLong(az[1]);
+                assertThat(a - z).as("a=" + a + ", z=" + z + ": the counter moved while the layer was read")
+                        .isBetween(0L, 1L);
+
+                sh(sb, "echo paused > /workspace/p");
+                sb.pause();
+                assertThat(paddock.codebases().diff(sb.id())).extracting(CodebaseChange::path).contains("p");
+                assertThat(sb.state()).isEqualTo(io.paddock.SandboxState.PAUSED);
+                paddock.codebases().commit(sb.id());
+                assertThat(sb.state()).isEqualTo(io.paddock.SandboxState.PAUSED);
+                sb.resume();
+                assertThat(sh(sb, "cat /workspace/p")).isEqualTo("paused\n");
+            }
+        }
+
+        /**
+         * A81e: a sandbox swapping, in a loop, a directory for a link to a host path and a file for a FIFO during
+         * repeated diffs and commits neither makes the daemon hang nor stores anything of the host's.
+         */
+        @Test
+        void a81e_swappingLinksAndFifosDuringCommitsNeitherHangsNorReadsTheHost() {
+            try (Sandbox sb = create(PermissionPreset.FULL_ACCESS)) {
+                sh(sb, "setsid sh -c 'cd /workspace; while :; do mkdir -p d && echo mine > d/hostname; rm -rf d;"
+                        + " ln -s /etc d; rm -f d; echo x > f; rm -f f; mkfifo f; rm -f f; done'"
+                        + " </dev/null >/dev/null 2>&1 &");
+                for (int i = 0; i < 10; i++) {
+                    org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(30), () -> {
+                        paddock.codebases().diff(sb.id());
+                        try {
+                            paddock.codebases().commit(sb.id());
+                        } catch (SandboxException e) {
+                            // a refused link or a name gone meanwhile: refused, never read through
+                            assertThat(e.code()).isIn(ErrorCode.FAILED_PRECONDITION, ErrorCode.INVALID_ARGUMENT);
+                        }
+                    });
+                }
+            }
+            try (Sandbox sb = create(PermissionPreset.FULL_ACCESS)) {
+                assertThat(sh(sb, "cd /workspace; [ -L d ] && echo link; [ -p f ] && echo fifo;"
+                        + " [ -e d/hostname ] && cat d/hostname; [ -f f ] && cat f; true"))
+                        .doesNotContain("link").doesNotContain("fifo")
+                        .satisfies(out -> assertThat(out.replace("mine", "").replace("x", "").trim()).isEmpty());
+            }
+        }
+
         @Test
         void aMountedCodebaseCannotBeRemovedAndAStoppedSandboxHasNoDelta() {
             Sandbox sb = create(PermissionPreset.VIEW_ONLY);

@@ -104,12 +104,17 @@ public final class Destinations {
         for (InetAddress a : addresses) {
             Optional<String> why = why(a);
             if (why.isPresent()) {
-                throw new SandboxException(ErrorCode.PERMISSION_DENIED, field + ": " + what + " is on " + why.get()
-                        + "; connections made for a tenant or a sandbox never go to this host's own addresses,"
-                        + " loopback, private, link-local or the sandboxes' ranges unless the operator opened the"
-                        + " range (--allow-private)");
+                throw refusal(field, what, why.get());
             }
         }
+    }
+
+    /** The refusal of {@link #check}, one text for every port. */
+    static SandboxException refusal(String field, String what, String why) {
+        return new SandboxException(ErrorCode.PERMISSION_DENIED, field + ": " + what + " is on " + why
+                + "; connections made for a tenant or a sandbox never go to this host's own addresses,"
+                + " loopback, private, link-local or the sandboxes' ranges unless the operator opened the"
+                + " range (--allow-private)");
     }
 
     private boolean opened(Inet4Address a) {

@@ -69,11 +69,13 @@ public final class PaddockServer implements AutoCloseable {
     private final URI url;
     private final Metrics metrics;
     private final AuditLog auditLog;
+    private final Tenancy tenancy;
     private volatile io.paddock.e2b.E2bServer e2b;
 
     private PaddockServer(Server server, HeaderDeadline headerDeadline, ScheduledExecutorService timers, CodeRegistry code,
-                          PortProxy proxy, URI url, Metrics metrics, AuditLog auditLog) {
+                          PortProxy proxy, URI url, Metrics metrics, AuditLog auditLog, Tenancy tenancy) {
         this.server = server;
+        this.tenancy = tenancy;
         this.metrics = metrics;
         this.auditLog = auditLog;
         this.headerDeadline = headerDeadline;
@@ -168,6 +170,7 @@ public final class PaddockServer implements AutoCloseable {
             timers.shutdownNow();
             code.close();
             metrics.close();
+            tenancy.close();
             if (auditLog != null) {
                 auditLog.close();
             }
@@ -180,7 +183,8 @@ public final class PaddockServer implements AutoCloseable {
         }
         String host = options.host().contains(":") ? "[" + options.host() + "]" : options.host();
         URI url = URI.create("http://" + host + ":" + connector.getLocalPort());
-        PaddockServer started = new PaddockServer(server, headerDeadline, timers, code, proxy, url, metrics, auditLog);
+        PaddockServer started = new PaddockServer(server, headerDeadline, timers, code, proxy, url, metrics, auditLog,
+                tenancy);
         if (options.e2bHost().isPresent()) {
             try {
                 started.e2b = startE2b(options, paddock, auth, tenancy, urlTokens);
@@ -240,6 +244,7 @@ public final class PaddockServer implements AutoCloseable {
         timers.shutdownNow();
         code.close();
         metrics.close();
+        tenancy.close(); // after the server: no pull of a tenant's is still running
         if (auditLog != null) {
             auditLog.close();
         }

@@ -370,6 +370,34 @@ public final class CodebaseStore {
 
     /** What the sandbox changed: its writable layer {@code upper} against the revision it started from. */
     public List<CodebaseChange> diff(String sandboxId, CodebaseMount mount, Path upper) {
+        return diff(sandboxId, mount, upper, NOT_FROZEN);
+    }
+
+    /**
+     * Holds nothing: for a layer no process writes to (a stopped sandbox's, a test's). A running sandbox's layer
+     * is read frozen ({@link LayerHold}).
+     */
+    public static final LayerHold NOT_FROZEN = () -> () -> { };
+
+    /**
+     * Stops every process that can write to a sandbox's writable layer while the store reads it (a diff, the
+     * listing and copying of a commit), as {@code docker commit} pauses a container: the layer's links, marks and
+     * file types cannot change between a check and the read that follows it (docs/SECURITY.md, host-side reads).
+     */
+    @FunctionalInterface
+    public interface LayerHold {
+        /** Freezes the sandbox; closing the answer lets it run again. */
+        Frozen freeze();
+
+        /** A freeze to end; never throws. */
+        interface Frozen extends AutoCloseable {
+            @Override
+            void close();
+        }
+    }
+
+    /** {@link #diff(String, CodebaseMount, Path)}, the layer read while {@code hold} keeps the sandbox frozen. */
+    public List<CodebaseChange> diff(String sandboxId, CodebaseMount mount, Path upper, LayerHold hold) {
         synchronized (lock(mount.codebase())) {
             Path base = home(mount.codebase()).resolve("r" + baseRevision(sandboxId, mount.codebase()));
             try {
@@ -380,7 +408,11 @@ public final class CodebaseStore {
                 PermissionPlan plan = PermissionPlan.compile(mount.preset(), mount.rules(), tree);
                 // As a commit would decide: a deletion the rules allow only in part shows as refused, with the
                 // writable paths under it that it does delete.
-                return Commits.decide(UpperDiff.of(upper, base, tree), plan, tree, headTree).stream()
+                List<UpperDiff.Change> changes;
+                try (LayerHold.Frozen frozen = hold.freeze()) {
+                    changes = UpperDiff.of(upper, base, tree);
+                }
+                return Commits.decide(changes, plan, tree, headTree).stream()
                         .map(d -> new CodebaseChange(d.change().path(), d.change().kind(), d.applied())).toList();
             } catch (IOException e) {
                 throw new SandboxException(ErrorCode.INTERNAL, "reading the changes of " + sandboxId + " failed: " + e, e);
@@ -394,6 +426,15 @@ public final class CodebaseStore {
      * conflict: nothing is applied.
      */
     public CodebaseInfo commit(String sandboxId, CodebaseMount mount, Path upper) {
+        return commit(sandboxId, mount, upper, NOT_FROZEN);
+    }
+
+    /**
+     * {@link #commit(String, CodebaseMount, Path)}, the layer read (listed, and its files copied into the next
+     * revision) while {@code hold} keeps the sandbox frozen; the checks of the new revision and its writing run
+     * after the thaw.
+     */
+    public CodebaseInfo commit(String sandboxId, CodebaseMount mount, Path upper, LayerHold hold) {
         String name = mount.codebase();
         synchronized (lock(name)) {
             CodebaseInfo current = get(name);
@@ -402,10 +443,12 @@ public final class CodebaseStore {
             Path head = home.resolve("r" + current.revision());
             Path next = home.resolve("r" + (current.revision() + 1));
             Path tmp = home.resolve(".tmp-" + random());
+            LayerHold.Frozen frozen = null;
             try {
                 Tree baseTree = Revisions.list(base);
                 Tree headTree = head.equals(base) ? baseTree : Revisions.list(head);
                 PermissionPlan plan = PermissionPlan.compile(mount.preset(), mount.rules(), baseTree);
+                frozen = hold.freeze();
                 List<UpperDiff.Change> all = UpperDiff.of(upper, base, baseTree);
                 List<UpperDiff.Change> apply = new ArrayList<>();
                 List<CodebaseInfo.Skipped> refused = new ArrayList<>();
@@ -426,7 +469,9 @@ public final class CodebaseStore {
                     }
                 }
                 subvolumes.snapshot(head, tmp);
-                Commits.apply(apply, tmp);
+                Commits.apply(apply, tmp); // the last read of the layer
+                frozen.close();
+                frozen = null;
                 Tree after = dropEscapingLinks(tmp, apply, headTree, refused);
                 long bytes = after.entries().stream().mapToLong(Tree.Entry::size).sum();
                 long files = after.entries().stream().filter(e -> e.kind() != Tree.Kind.DIRECTORY).count();
@@ -439,6 +484,10 @@ public final class CodebaseStore {
                 throw e instanceof SandboxException se ? se
                         : new SandboxException(ErrorCode.INTERNAL, "committing " + sandboxId + " to codebase '" + name
                         + "' failed: " + e, e);
+            } finally {
+                if (frozen != null) {
+                    frozen.close(); // a failure while frozen: the sandbox runs again in every case
+                }
             }
         }
     }

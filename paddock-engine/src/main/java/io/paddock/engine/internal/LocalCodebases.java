@@ -9,6 +9,7 @@ import io.paddock.ErrorCode;
 import io.paddock.SandboxException;
 import io.paddock.SandboxId;
 import io.paddock.runtime.SandboxRuntime;
+import io.paddock.workspace.CodebaseStore;
 
 import java.nio.file.Path;
 import java.util.List;
@@ -16,6 +17,7 @@ import java.util.Objects;
 
 /** {@link Codebases} of the embedded engine: the store on this host, and the sandboxes of this engine. */
 final class LocalCodebases implements Codebases {
+    private static final System.Logger LOG = System.getLogger(LocalCodebases.class.getName());
     private final SandboxManager manager;
 
     LocalCodebases(SandboxManager manager) {
@@ -56,16 +58,42 @@ final class LocalCodebases implements Codebases {
     @Override
     public List<CodebaseChange> diff(SandboxId sandbox) {
         Mounted m = mounted(sandbox);
-        return manager.workspaces().codebases().diff(sandbox.value(), m.mount(), m.upper());
+        synchronized (m.sandbox().pauseLock) { // no pause or resume while the layer is read frozen
+            return manager.workspaces().codebases().diff(sandbox.value(), m.mount(), m.upper(), hold(m));
+        }
     }
 
     @Override
     public CodebaseInfo commit(SandboxId sandbox) {
         Mounted m = mounted(sandbox);
-        return manager.workspaces().codebases().commit(sandbox.value(), m.mount(), m.upper());
+        synchronized (m.sandbox().pauseLock) {
+            return manager.workspaces().codebases().commit(sandbox.value(), m.mount(), m.upper(), hold(m));
+        }
     }
 
-    private record Mounted(CodebaseMount mount, Path upper) {
+    /**
+     * Freezes the sandbox while its layer is read, so that nothing in it changes between the store's check of an
+     * entry and its read (a directory swapped for a link to a host path, a file for a FIFO). A sandbox the user
+     * paused is already stopped: it is neither frozen again nor thawed. Called with the sandbox's pause lock held.
+     */
+    private CodebaseStore.LayerHold hold(Mounted m) {
+        return () -> {
+            if (m.sandbox().currentState() == io.paddock.SandboxState.PAUSED) {
+                return () -> { };
+            }
+            AutoCloseable frozen = m.runtime().freeze(m.sandbox().id());
+            return () -> {
+                try {
+                    frozen.close();
+                } catch (Exception e) {
+                    LOG.log(System.Logger.Level.WARNING, "thawing sandbox " + m.sandbox().id() + " after reading its"
+                            + " codebase layer failed: " + e);
+                }
+            };
+        };
+    }
+
+    private record Mounted(CodebaseMount mount, Path upper, ManagedSandbox sandbox, SandboxRuntime runtime) {
     }
 
     private Mounted mounted(SandboxId id) {
@@ -79,6 +107,6 @@ final class LocalCodebases implements Codebases {
         SandboxRuntime runtime = manager.runtimeFor(sb);
         SandboxRuntime.WritableLayer layer = runtime.mountLayer(id, Workspaces.CODEBASE_MOUNT).orElseThrow(() ->
                 new SandboxException(ErrorCode.FAILED_PRECONDITION, "sandbox " + id + "'s codebase layer is not on this host"));
-        return new Mounted(mount, layer.upper());
+        return new Mounted(mount, layer.upper(), sb, runtime);
     }
 }

@@ -1,6 +1,7 @@
 package io.paddock.engine.internal;
 
 import io.paddock.ByteSize;
+import io.paddock.DestinationRule;
 import io.paddock.ErrorCode;
 import io.paddock.ExecProcess;
 import io.paddock.ExecRequest;
@@ -19,7 +20,6 @@ import io.paddock.runtime.SandboxRuntime;
 import java.io.BufferedReader;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -50,11 +50,11 @@ final class LocalImages implements Images {
 
     @Override
     public ImageInfo pull(String reference, RegistryAuth auth, ImageListener listener) {
-        return pull(reference, auth, listener, uri -> { });
+        return pull(reference, auth, listener, DestinationRule.ANYWHERE);
     }
 
     @Override
-    public ImageInfo pull(String reference, RegistryAuth auth, ImageListener listener, Consumer<URI> destinations) {
+    public ImageInfo pull(String reference, RegistryAuth auth, ImageListener listener, DestinationRule destinations) {
         long began = System.nanoTime();
         EngineEvents events = manager.events();
         try {
@@ -69,12 +69,12 @@ final class LocalImages implements Images {
 
     @Override
     public ImageInfo push(String reference, String target, RegistryAuth auth, ImageListener listener) {
-        return push(reference, target, auth, listener, uri -> { });
+        return push(reference, target, auth, listener, DestinationRule.ANYWHERE);
     }
 
     @Override
     public ImageInfo push(String reference, String target, RegistryAuth auth, ImageListener listener,
-                          Consumer<URI> destinations) {
+                          DestinationRule destinations) {
         return images.info(images.push(reference, target, auth, listener, destinations));
     }
 

@@ -1,5 +1,6 @@
 package io.paddock.image.internal;
 
+import io.paddock.DestinationRule;
 import io.paddock.ErrorCode;
 import io.paddock.ImageListener;
 import io.paddock.SandboxException;
@@ -30,7 +31,6 @@ import io.paddock.runtime.internal.host.ImageTools;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -39,7 +39,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
 
 /**
  * The image subsystem as the engine sees it: turns a reference into the layers a sandbox runs on
@@ -266,19 +265,19 @@ public final class ImageService {
 
     // ---- registries ----
 
-    private static RegistryClient client(RegistryAuth auth, Consumer<URI> destinations) {
+    private static RegistryClient client(RegistryAuth auth, DestinationRule destinations) {
         CredentialsProvider config = auth.configFile().map(f -> (CredentialsProvider) DockerConfigCredentials.load(f))
                 .orElse(r -> Optional.empty());
         CredentialsProvider provider = auth.username().isPresent()
                 ? r -> Optional.of(new Credentials(auth.username().get(), auth.password().orElse("")))
                 : config;
         return RegistryClient.builder().insecure(auth.isInsecure()).credentials(provider).destinations(destinations)
-                .build();
+                .proxy(destinations.proxy().orElse(null)).build();
     }
 
     /** Pulls linux/amd64 of {@code reference}, unpacks its layers (each verified against its diff_id) and names it. */
     public ImageStore.StoredImage pull(String reference, RegistryAuth auth, ImageListener listener) {
-        return pull(reference, auth, listener, uri -> { });
+        return pull(reference, auth, listener, DestinationRule.ANYWHERE);
     }
 
     /**
@@ -286,7 +285,7 @@ public final class ImageService {
      * request goes there (the registry, its redirects, its token realm); it throws to refuse one.
      */
     public ImageStore.StoredImage pull(String reference, RegistryAuth auth, ImageListener listener,
-                                       Consumer<URI> destinations) {
+                                       DestinationRule destinations) {
         ImageRef ref = ImageRef.parse(reference);
         if (ref.isLocalName()) {
             throw SandboxException.invalid("image", "'" + reference + "' names no registry; pull needs one, e.g."
@@ -337,12 +336,12 @@ public final class ImageService {
      * as gzip'd tars first; then blobs the registry lacks and an OCI manifest.
      */
     public ImageStore.StoredImage push(String reference, String target, RegistryAuth auth, ImageListener listener) {
-        return push(reference, target, auth, listener, uri -> { });
+        return push(reference, target, auth, listener, DestinationRule.ANYWHERE);
     }
 
     /** {@link #push(String, String, RegistryAuth, ImageListener)}, with every destination checked as for a pull. */
     public ImageStore.StoredImage push(String reference, String target, RegistryAuth auth, ImageListener listener,
-                                       Consumer<URI> destinations) {
+                                       DestinationRule destinations) {
         ImageStore.StoredImage img = find(reference).orElseThrow(() -> new SandboxException(ErrorCode.NOT_FOUND,
                 "no image '" + reference + "'"));
         ImageRef ref = ImageRef.parse(target);

@@ -1,5 +1,6 @@
 package io.paddock.server.internal;
 
+import io.paddock.DestinationRule;
 import io.paddock.ErrorCode;
 import io.paddock.Paddock;
 import io.paddock.Sandbox;
@@ -10,18 +11,16 @@ import io.paddock.SandboxQuery;
 import io.paddock.SandboxSpec;
 import io.paddock.SandboxState;
 import io.paddock.internal.Validate;
+import io.paddock.network.DestinationGate;
 import io.paddock.network.Destinations;
 
-import java.net.InetAddress;
+import java.net.ProxySelector;
 import java.net.URI;
-import java.net.UnknownHostException;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
 /**
@@ -46,7 +45,7 @@ import java.util.regex.Pattern;
  * Thread-safe: the tenant set is fixed; the per-tenant counters are atomic and checked under their own lock,
  * which is held only for the engine's in-memory list, never across a create.
  */
-public final class Tenancy {
+public final class Tenancy implements AutoCloseable {
     /** The label that records which tenant created a sandbox; absent on the operator's. */
     public static final String LABEL = "paddock.io/tenant";
     /** Tenant names: 1-16 lower-case letters and digits, starting with a letter (no '-': see above). */
@@ -61,6 +60,9 @@ public final class Tenancy {
     private final Map<String, AtomicInteger> creating = new HashMap<>();
     /** Where a tenant's pulls and pushes may connect; nothing opened: --allow-private opens ranges to sandboxes only. */
     private final Destinations destinations = Destinations.defaults();
+    /** Where a tenant's pulls and pushes connect through, to the address it checked; started at the first one. */
+    private DestinationGate gate;
+    private boolean closed;
     private final Map<String, TenantQuota> quotas;
     /** Per tenant: held while its volumes or codebases are counted and one is created, so two creates never both fit. */
     private final Map<String, Object> storeLocks = new HashMap<>();
@@ -392,8 +394,9 @@ public final class Tenancy {
      * a private or link-local range (the metadata service) or the sandboxes' range, over HTTPS either (ATTACKS.md
      * A65): the registry's name is resolved here and every address checked by {@link io.paddock.network.Destinations},
      * the rule of every connection made on someone's behalf, before anything connects; the refusal reads the same
-     * whether a port there is open or closed. Known gap: a name that resolves differently a moment later
-     * (rebinding) is not re-checked at connect time.
+     * whether a port there is open or closed. The connections themselves go through the {@link DestinationGate},
+     * which resolves the name once more and connects only to the address it checked: a name that resolves
+     * differently a moment later (rebinding) gets a refusal, never a connection there.
      */
     public void checkRegistryAddress(Caller caller, String reference) {
         if (caller.isOperator()) {
@@ -402,37 +405,57 @@ public final class Tenancy {
         String registry = io.paddock.image.internal.oci.ImageRef.parse(reference).registry();
         String host = registry.startsWith("[") ? registry.substring(1, registry.indexOf(']'))
                 : registry.contains(":") ? registry.substring(0, registry.lastIndexOf(':')) : registry;
-        checkHost(host, "the registry " + Limits.shorten(registry));
+        gate().check("ref", "the registry " + Limits.shorten(registry), host);
     }
 
-    /** Refuses {@code host} when any address it resolves to is one the destination rule refuses; unknown: allowed. */
-    private void checkHost(String host, String what) {
-        InetAddress[] addresses;
-        try {
-            addresses = InetAddress.getAllByName(host);
-        } catch (UnknownHostException e) {
-            return; // the request itself fails as an unknown host
+    /** The gate of tenants' pulls and pushes, started at the first. */
+    private synchronized DestinationGate gate() {
+        if (closed) {
+            throw new SandboxException(ErrorCode.UNAVAILABLE, "the daemon is shutting down");
         }
-        destinations.check("ref", what, List.of(addresses));
+        if (gate == null) {
+            gate = DestinationGate.start(destinations);
+        }
+        return gate;
+    }
+
+    /** Closes the destination gate, ending tenants' pulls and pushes still running. */
+    @Override
+    public synchronized void close() {
+        closed = true;
+        if (gate != null) {
+            gate.close();
+        }
     }
 
     /**
      * What a tenant's pull or push may connect to once it runs: every URL the registry client is about to send a
      * request to (the registry, each redirect's target, each token realm) is held to the same rule as the registry
      * itself, so that a registry the tenant runs cannot send the daemon to this host's own addresses, loopback or
-     * the private ranges. The operator's pulls go anywhere.
+     * the private ranges; and every connection goes through the {@link DestinationGate}, which connects only to
+     * the address it resolved and checked itself, so a name rebound after the check gets no connection either.
+     * The operator's pulls go anywhere, directly.
      */
-    public Consumer<URI> registryDestinations(Caller caller) {
+    public DestinationRule registryDestinations(Caller caller) {
         if (caller.isOperator()) {
-            return uri -> { };
+            return DestinationRule.ANYWHERE;
         }
-        return uri -> {
-            String host = uri.getHost();
-            if (host == null) {
-                return; // the client refuses such a URL itself
+        DestinationGate g = gate();
+        return new DestinationRule() {
+            @Override
+            public void accept(URI uri) {
+                String host = uri.getHost();
+                if (host == null) {
+                    return; // the client refuses such a URL itself
+                }
+                String bare = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+                g.check("ref", "a registry's redirect or token service " + Limits.shorten(host), bare);
             }
-            String bare = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
-            checkHost(bare, "a registry's redirect or token service " + Limits.shorten(host));
+
+            @Override
+            public Optional<ProxySelector> proxy() {
+                return Optional.of(g.proxySelector());
+            }
         };
     }
 

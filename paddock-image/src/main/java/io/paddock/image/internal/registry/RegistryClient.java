@@ -95,11 +95,18 @@ public final class RegistryClient {
         this.timeout = b.timeout;
         this.limits = b.limits;
         this.destinations = b.destinations;
-        this.http = b.httpClient != null ? b.httpClient : HttpClient.newBuilder()
-                .followRedirects(HttpClient.Redirect.NEVER)
-                .connectTimeout(b.connectTimeout)
-                .version(HttpClient.Version.HTTP_1_1)
-                .build();
+        if (b.httpClient != null) {
+            this.http = b.httpClient;
+        } else {
+            HttpClient.Builder hb = HttpClient.newBuilder()
+                    .followRedirects(HttpClient.Redirect.NEVER)
+                    .connectTimeout(b.connectTimeout)
+                    .version(HttpClient.Version.HTTP_1_1);
+            if (b.proxy != null) {
+                hb.proxy(b.proxy);
+            }
+            this.http = hb.build();
+        }
     }
 
     /** A builder with the defaults: https only, anonymous, 10 s to connect, 60 s to answer, {@link Limits#DEFAULT}. */
@@ -116,6 +123,7 @@ public final class RegistryClient {
         private Limits limits = Limits.DEFAULT;
         private HttpClient httpClient;
         private Consumer<URI> destinations = uri -> { };
+        private java.net.ProxySelector proxy;
 
         private Builder() {
         }
@@ -155,6 +163,16 @@ public final class RegistryClient {
          */
         public Builder destinations(Consumer<URI> check) {
             this.destinations = Objects.requireNonNull(check, "check");
+            return this;
+        }
+
+        /**
+         * The proxy every connection goes through ({@code CONNECT} for https), for a gate that connects only to an
+         * address it checked itself ({@code io.paddock.DestinationRule#proxy()}); null (the default) connects
+         * directly. Ignored with {@link #httpClient}.
+         */
+        public Builder proxy(java.net.ProxySelector selector) {
+            this.proxy = selector;
             return this;
         }
 

@@ -314,6 +314,13 @@ final class RegistrySession {
             return new SandboxException(ErrorCode.DEADLINE_EXCEEDED, where + " did not answer within "
                     + (timeout.toMillis() % 1000 == 0 ? timeout.toSeconds() + " s" : timeout.toMillis() + " ms"), e);
         }
+        String text = String.valueOf(e.getMessage());
+        if (text.startsWith("Tunnel failed, got: 403")) {
+            // the destination gate refused the address the name resolved to at connect time (it passed the check)
+            return new SandboxException(ErrorCode.PERMISSION_DENIED, "cannot reach " + where + ": its address at"
+                    + " connect time is one connections made for a tenant never go to (this host's own, loopback,"
+                    + " private, link-local or the sandboxes' ranges)", e);
+        }
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof SSLException) {
                 return new SandboxException(ErrorCode.UNAVAILABLE, "cannot reach " + where + " over https: "

@@ -33,19 +33,19 @@ import javax.net.ssl.TrustManagerFactory;
  * A test CA, made with BouncyCastle independently of {@link CertificateAuthority}, that issues server certificates
  * for the test upstreams, and the TLS contexts that present or trust them.
  */
-final class TestPki {
+public final class TestPki {
     private static final AtomicLong SERIAL = new AtomicLong(1);
     private static final char[] PASSWORD = "test".toCharArray();
 
     /** A certificate issued to a server, its key and its issuer. */
-    record Issued(X509Certificate certificate, PrivateKey key, X509Certificate issuer) {
+    public record Issued(X509Certificate certificate, PrivateKey key, X509Certificate issuer) {
     }
 
     private final KeyPair keys;
     private final X509Certificate certificate;
     private final X500Name name;
 
-    TestPki(String commonName) {
+    public TestPki(String commonName) {
         try {
             keys = keyPair();
             name = new X500Name("CN=" + commonName);
@@ -61,12 +61,12 @@ final class TestPki {
         }
     }
 
-    X509Certificate certificate() {
+    public X509Certificate certificate() {
         return certificate;
     }
 
     /** A server certificate with these DNS names in its SAN. */
-    Issued issue(String... dnsNames) {
+    public Issued issue(String... dnsNames) {
         try {
             KeyPair leaf = keyPair();
             Instant now = Instant.now();
@@ -86,7 +86,7 @@ final class TestPki {
     }
 
     /** A context presenting {@code issued}. */
-    static SSLContext serving(Issued issued) {
+    public static SSLContext serving(Issued issued) {
         try {
             KeyStore store = KeyStore.getInstance("PKCS12");
             store.load(null, null);
@@ -103,7 +103,7 @@ final class TestPki {
     }
 
     /** A context trusting only {@code anchor}. */
-    static SSLContext trusting(X509Certificate anchor) {
+    public static SSLContext trusting(X509Certificate anchor) {
         try {
             KeyStore store = KeyStore.getInstance("PKCS12");
             store.load(null, null);
