@@ -28,10 +28,9 @@ if [[ $mode == run || $mode == test ]]; then
   need runc runc
   need mkfifo coreutils
   # Images: Debian bases are built with mmdebstrap; sandboxes of images write to a btrfs filesystem with
-  # quotas; build steps reach package registries through slirp4netns.
+  # quotas. (Build steps get a sandbox network like any sandbox: the tools below.)
   need mmdebstrap mmdebstrap
   need mkfs.btrfs btrfs-progs
-  need slirp4netns slirp4netns
   # Sandbox networks: a namespace and veth per sandbox (iproute2), their policies as nftables rules.
   need ip iproute2
   need nft nftables

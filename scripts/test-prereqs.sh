@@ -11,7 +11,7 @@ trap 'rm -rf "$work"' EXIT
 bin="$work/bin"
 mkdir "$bin"
 for tool in bash env id sort printf dirname readlink cat java javac mvn make gcc musl-gcc runc mkfifo mmdebstrap \
-    mkfs.btrfs slirp4netns ip nft nsenter; do
+    mkfs.btrfs ip nft nsenter; do
   p=$(command -v "$tool") || { echo "test-prereqs: $tool is needed on this host" >&2; exit 1; }
   [[ $p == /* ]] && ln -s "$p" "$bin/$tool"
 done

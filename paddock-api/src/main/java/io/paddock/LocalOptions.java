@@ -24,8 +24,10 @@ public final class LocalOptions {
     private final java.util.Map<String, String> runtimeOptions;
     private final int egressConnectionsPerTenant;
     private final int dnsTcpPerTenant;
+    private final java.util.List<String> buildAllow;
 
     private LocalOptions(Builder b) {
+        this.buildAllow = b.buildAllow == null ? java.util.List.of() : b.buildAllow;
         this.egressConnectionsPerTenant = b.egressConnectionsPerTenant;
         this.dnsTcpPerTenant = b.dnsTcpPerTenant;
         this.runtimeOptions = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(b.runtimeOptions));
@@ -130,6 +132,22 @@ public final class LocalOptions {
         return dnsTcpPerTenant;
     }
 
+    /** The word of {@link #buildAllow()} that stands for the hosts of this host's own apt sources. */
+    public static final String APT_SOURCES = "apt-sources";
+
+    /**
+     * Where image builds' RUN steps may connect to, as the words given ({@link Builder#buildAllow(String)}): {@code
+     * none}; {@code open} (every public address); or allowlist entries as {@link NetworkPolicy#allow(String...)}
+     * takes them, where {@value #APT_SOURCES} stands for the host names of this host's apt sources
+     * ({@code /etc/apt/sources.list}, {@code sources.list.d/*.list} and {@code *.sources}). Empty (the default):
+     * {@code $PADDOCK_BUILD_ALLOW}, else {@value #APT_SOURCES}. Whatever it says, RUN steps are sandboxes with
+     * Paddock's network: the host, other sandboxes, loopback, private and link-local ranges stay denied unless
+     * {@link #allowPrivate()} opened a range.
+     */
+    public java.util.List<String> buildAllow() {
+        return buildAllow;
+    }
+
     /**
      * Settings of tiers that live in their own modules, as {@code TIER.KEY} pairs: for the Kubernetes tier
      * {@code kubernetes.namespace}, {@code kubernetes.initImage}, {@code kubernetes.defaultImage},
@@ -186,6 +204,58 @@ public final class LocalOptions {
             }
             this.egressTrust = pemFile;
             return this;
+        }
+
+        private java.util.List<String> buildAllow;
+
+        /**
+         * See {@link LocalOptions#buildAllow()}: {@code none}, {@code open}, or a comma-separated allowlist of
+         * CIDRs, domain names, {@code *.} wildcards and {@value LocalOptions#APT_SOURCES}; {@code null} or blank:
+         * the default.
+         */
+        public Builder buildAllow(String list) {
+            this.buildAllow = list == null || list.isBlank() ? null : parseBuildAllow(list, "buildAllow");
+            return this;
+        }
+
+        /** As {@link #buildAllow(String)}, from a policy ({@code none}, {@code open} or an allowlist). */
+        public Builder buildNetwork(NetworkPolicy policy) {
+            Objects.requireNonNull(policy, "buildNetwork");
+            this.buildAllow = switch (policy.mode()) {
+                case NONE -> java.util.List.of("none");
+                case OPEN -> java.util.List.of("open");
+                case ALLOW -> policy.entries();
+            };
+            return this;
+        }
+
+        /**
+         * The words of a build allowlist, each checked; {@code setting} names where it came from in the error
+         * (the option, or the environment variable).
+         */
+        public static java.util.List<String> parseBuildAllow(String list, String setting) {
+            java.util.List<String> words = new java.util.ArrayList<>();
+            for (String w : list.split(",", -1)) {
+                String word = w.strip().toLowerCase(java.util.Locale.ROOT);
+                if (word.equals(APT_SOURCES)) {
+                    words.add(word);
+                    continue;
+                }
+                if ((word.equals("none") || word.equals("open"))) {
+                    if (list.split(",", -1).length != 1) {
+                        throw SandboxException.invalid(setting, "'" + word + "' stands alone; give it or an allowlist,"
+                                + " not both (got '" + list + "')");
+                    }
+                    return java.util.List.of(word);
+                }
+                try {
+                    words.addAll(NetworkPolicy.allow(word).entries());
+                } catch (SandboxException e) {
+                    throw SandboxException.invalid(setting, "'" + w.strip() + "' is not none, open, " + APT_SOURCES
+                            + ", a CIDR or a domain name (" + e.getMessage().replaceFirst("^[^:]*: ", "") + ")");
+                }
+            }
+            return java.util.List.copyOf(new java.util.LinkedHashSet<>(words));
         }
 
         private String dnsUpstream;

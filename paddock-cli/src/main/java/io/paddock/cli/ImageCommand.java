@@ -55,9 +55,20 @@ final class ImageCommand implements Runnable {
                 description = "The local image store's directory (default: /var/lib/paddock).")
         Path storageDir;
 
+        @Option(names = "--build-allow", paramLabel = "ENTRY,...",
+                description = {"Where this host's builds' RUN steps may connect to: none, open, or an allowlist of "
+                        + "domain names, *. wildcards, CIDRs and apt-sources (the hosts of this host's apt sources), "
+                        + "e.g. 'apt-sources,registry.example.org' (default: $PADDOCK_BUILD_ALLOW, else apt-sources). "
+                        + "A daemon (--url) builds behind its own --build-allow."})
+        String buildAllow;
+
         Paddock open() {
             String u = url != null ? url : System.getenv("PADDOCK_URL");
             if (u != null && !u.isBlank()) {
+                if (buildAllow != null) {
+                    throw SandboxException.invalid("build-allow", "a daemon's builds follow the daemon's own"
+                            + " --build-allow; give it to paddock serve, or build on this host without --url");
+                }
                 Connection c = new Connection();
                 c.url = u;
                 c.token = token;
@@ -65,7 +76,7 @@ final class ImageCommand implements Runnable {
             }
             // The engine's start-up line (which tiers it found) is noise in an image command's output.
             java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.WARNING);
-            LocalOptions.Builder b = LocalOptions.builder();
+            LocalOptions.Builder b = LocalOptions.builder().buildAllow(buildAllow);
             if (storageDir != null) {
                 b.storageDir(storageDir.toAbsolutePath());
             }

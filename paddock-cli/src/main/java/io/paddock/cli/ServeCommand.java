@@ -106,6 +106,14 @@ final class ServeCommand implements Callable<Integer> {
                     + "Everything else on the deny list stays denied. Repeatable; only the operator can open ranges."})
     java.util.List<String> allowPrivate = new java.util.ArrayList<>();
 
+    @Option(names = "--build-allow", paramLabel = "ENTRY,...",
+            description = {"Where image builds' RUN steps may connect to: none, open (every public address), or an "
+                    + "allowlist of domain names, *. wildcards, CIDRs and apt-sources (the hosts of this host's apt "
+                    + "sources). Add the registries builds need, e.g. --build-allow 'apt-sources,registry.example.org,"
+                    + "*.example.net'. The host, other sandboxes and private ranges stay denied (see --allow-private). "
+                    + "Default: $PADDOCK_BUILD_ALLOW, else apt-sources."})
+    String buildAllow;
+
     @Option(names = "--max-egress-connections-per-tenant", paramLabel = "N",
             description = {"Connections one tenant's sandboxes may hold at once in the egress proxy, together, of its 256 "
                     + "(default: 64; each sandbox at most 32)."})
@@ -169,6 +177,7 @@ final class ServeCommand implements Callable<Integer> {
                 .runtimeOption("kubernetes.adopt", kubeAdopt ? "true" : null);
         options.dnsUpstream(dnsUpstream);
         allowPrivate.forEach(options::allowPrivate);
+        options.buildAllow(buildAllow);
         options.egressTrust(egressTrust == null ? null : egressTrust.toAbsolutePath());
         options.egressConnectionsPerTenant(maxEgressConnectionsPerTenant).dnsTcpPerTenant(maxDnsTcpPerTenant)
                 .portConnectionsPerTenant(maxPortConnectionsPerTenant)

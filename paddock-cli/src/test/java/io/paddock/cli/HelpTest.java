@@ -59,6 +59,19 @@ class HelpTest {
         }
     }
 
+    /** Where builds' RUN steps may connect is said by the daemon's and the local image commands' help. */
+    @Test
+    void serveAndImageBuildSayWhereRunStepsMayConnect() {
+        for (String[] cmd : new String[][] {{"serve", "--help"}, {"image", "build", "--help"}}) {
+            StringWriter out = new StringWriter();
+            CommandLine cli = new CommandLine(new Main());
+            cli.setOut(new PrintWriter(out));
+            assertThat(cli.execute(cmd)).isZero();
+            assertThat(out.toString().replaceAll("\\s+", " ")).as(String.join(" ", cmd)).contains("--build-allow=ENTRY,...")
+                    .contains("apt-sources (the hosts of this host's apt sources)");
+        }
+    }
+
     /**
      * The {@code paddock} script's help, version and no-argument forms install nothing, even as root with every
      * tool missing; a command that runs does (which shows the fake apt-get would have seen an install).

@@ -38,7 +38,8 @@ class DebianImageTest {
 
     @BeforeAll
     static void start() {
-        paddock = Paddock.local();
+        // The host's apt sources (the default) and the pip test's index on its test host.
+        paddock = Paddock.local(LocalOptions.builder().buildAllow(LocalOptions.APT_SOURCES + ",198.18.8.2/32").build());
     }
 
     @AfterAll

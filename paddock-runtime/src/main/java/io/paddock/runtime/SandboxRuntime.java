@@ -65,16 +65,6 @@ public interface SandboxRuntime {
     }
 
     /**
-     * Gives a running sandbox user-mode network access (what image builds' RUN steps need): its namespace
-     * reaches what the host reaches except the host's loopback, through a DNS forwarder at 10.0.2.3. Closing
-     * the handle takes it away. Tiers that cannot say FAILED_PRECONDITION.
-     */
-    default AutoCloseable userNetwork(SandboxId id) {
-        throw new io.paddock.SandboxException(io.paddock.ErrorCode.FAILED_PRECONDITION, name()
-                + " sandboxes cannot have user-mode networking; image builds run on runc");
-    }
-
-    /**
      * Where the writable layer of an image sandbox is on the host ({@code upper}, files carrying the sandbox's
      * host ids from {@code uidBase}), for committing it as a layer; empty for a sandbox of the host image.
      */

@@ -115,6 +115,7 @@ public final class Daemon {
         o.runtimeOptions().forEach(local::runtimeOption);
         o.dnsUpstream().ifPresent(local::dnsUpstream);
         o.allowPrivate().forEach(local::allowPrivate);
+        o.buildAllow().ifPresent(local::buildAllow);
         o.egressTrust().ifPresent(local::egressTrust);
         o.egressConnectionsPerTenant().ifPresent(local::egressConnectionsPerTenant);
         o.dnsTcpPerTenant().ifPresent(local::dnsTcpPerTenant);

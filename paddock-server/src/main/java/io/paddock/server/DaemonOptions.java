@@ -26,6 +26,7 @@ public final class DaemonOptions {
     private final int maxSandboxesPerTenant;
     private final String dnsUpstream;
     private final java.util.List<String> allowPrivate;
+    private final String buildAllow;
     private final Path egressTrust;
     private final String portDomain;
     private final String e2bListen;
@@ -54,6 +55,7 @@ public final class DaemonOptions {
         this.maxSandboxesPerTenant = b.maxSandboxesPerTenant;
         this.dnsUpstream = b.dnsUpstream;
         this.allowPrivate = java.util.List.copyOf(b.allowPrivate);
+        this.buildAllow = b.buildAllow;
         this.egressTrust = b.egressTrust;
         this.portDomain = b.portDomain;
         this.e2bListen = b.e2bListen;
@@ -143,6 +145,11 @@ public final class DaemonOptions {
     /** See {@link LocalOptions#allowPrivate()}. */
     public java.util.List<String> allowPrivate() {
         return allowPrivate;
+    }
+
+    /** Where build RUN steps may connect to, as given (see {@link LocalOptions#buildAllow()}); empty: the default. */
+    public java.util.Optional<String> buildAllow() {
+        return java.util.Optional.ofNullable(buildAllow);
     }
 
     /** See {@link LocalOptions#egressConnectionsPerTenant()}; empty: the engine's default. */
@@ -297,6 +304,14 @@ public final class DaemonOptions {
 
         private String dnsUpstream;
         private final java.util.List<String> allowPrivate = new java.util.ArrayList<>();
+        private String buildAllow;
+
+        /** See {@link LocalOptions.Builder#buildAllow(String)}; {@code null} or blank: the default. */
+        public Builder buildAllow(String list) {
+            LocalOptions.builder().buildAllow(list); // validates, naming the field
+            this.buildAllow = list == null || list.isBlank() ? null : list;
+            return this;
+        }
         private Path egressTrust;
         private Integer egressConnectionsPerTenant;
         private Integer dnsTcpPerTenant;

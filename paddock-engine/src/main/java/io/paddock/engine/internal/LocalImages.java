@@ -9,6 +9,7 @@ import io.paddock.Image;
 import io.paddock.ImageInfo;
 import io.paddock.ImageListener;
 import io.paddock.Images;
+import io.paddock.NetworkPolicy;
 import io.paddock.RegistryAuth;
 import io.paddock.SandboxException;
 import io.paddock.SandboxSpec;
@@ -40,12 +41,23 @@ final class LocalImages implements Images {
     static final ByteSize BUILD_DISK = ByteSize.mib(16384);
     static final Duration BUILD_STEP_TIMEOUT = Duration.ofHours(1);
 
+    private static final System.Logger LOG = System.getLogger("io.paddock.engine");
+
     private final SandboxManager manager;
     private final ImageService images;
+    /** Where RUN steps may connect to (BuildNetwork), decided when the engine starts. */
+    private final NetworkPolicy buildNetwork;
 
     LocalImages(SandboxManager manager) {
         this.manager = manager;
         this.images = manager.images();
+        this.buildNetwork = BuildNetwork.of(manager.options(), System.getenv(), Path.of("/etc/apt"));
+        LOG.log(System.Logger.Level.INFO, "build RUN steps' network: " + describe(buildNetwork));
+    }
+
+    static String describe(NetworkPolicy p) {
+        return p.isNone() ? "none" : p.mode() == io.paddock.NetworkMode.OPEN ? "open (every public address)"
+                : p.entries().isEmpty() ? "an empty allowlist (no destination)" : "allow " + String.join(",", p.entries());
     }
 
     @Override
@@ -138,32 +150,30 @@ final class LocalImages implements Images {
         }
     }
 
-    /** Build steps run in runc sandboxes of this engine, with user-mode network. */
+    /**
+     * Build steps run in runc sandboxes of this engine; one that has network gets the build's policy
+     * ({@link BuildNetwork}) as its sandbox network, behind the same resolver and deny list as any sandbox.
+     */
     private final class Host implements BuildHost {
         @Override
         public BuildSandbox start(String imageId, boolean network) {
             SandboxSpec spec = SandboxSpec.builder().image(imageId).runtime("runc").memory(BUILD_MEMORY)
                     .disk(BUILD_DISK).cpus(Math.max(1, Runtime.getRuntime().availableProcessors())).pids(4096)
-                    .timeout(BUILD_STEP_TIMEOUT).build();
+                    .timeout(BUILD_STEP_TIMEOUT).network(network ? buildNetwork : NetworkPolicy.none()).build();
             ManagedSandbox sb = manager.createBuildStep(spec);
-            AutoCloseable net = null;
             try {
                 SandboxRuntime rt = manager.runtimeFor(sb);
                 SandboxRuntime.WritableLayer layer = rt.writableLayer(sb.id()).orElseThrow(() ->
                         new SandboxException(ErrorCode.INTERNAL, "build sandbox " + sb.id() + " has no writable layer"));
-                if (network) {
-                    net = rt.userNetwork(sb.id());
-                }
-                return new Step(sb, layer, net);
+                return new Step(sb, layer);
             } catch (RuntimeException e) {
-                closeQuietly(net);
                 sb.close();
                 throw e;
             }
         }
     }
 
-    private record Step(ManagedSandbox sb, SandboxRuntime.WritableLayer layer, AutoCloseable net)
+    private record Step(ManagedSandbox sb, SandboxRuntime.WritableLayer layer)
             implements BuildHost.BuildSandbox {
         @Override
         public int run(List<String> argv, Consumer<String> output) {
@@ -211,18 +221,7 @@ final class LocalImages implements Images {
 
         @Override
         public void close() {
-            closeQuietly(net);
             sb.close();
-        }
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        if (c != null) {
-            try {
-                c.close();
-            } catch (Exception ignored) {
-                // the sandbox's destroy removes what is left
-            }
         }
     }
 }

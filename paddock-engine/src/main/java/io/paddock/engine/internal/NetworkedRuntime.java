@@ -124,11 +124,6 @@ final class NetworkedRuntime implements SandboxRuntime {
     }
 
     @Override
-    public AutoCloseable userNetwork(SandboxId id) {
-        return tier.userNetwork(id);
-    }
-
-    @Override
     public Optional<WritableLayer> writableLayer(SandboxId id) {
         return tier.writableLayer(id);
     }

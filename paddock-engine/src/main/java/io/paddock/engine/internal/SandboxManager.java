@@ -311,6 +311,11 @@ final class SandboxManager implements AutoCloseable {
         return List.copyOf(sandboxes.values());
     }
 
+    /** The options the engine was started with. */
+    LocalOptions options() {
+        return options;
+    }
+
     /** The engine's images: pulls, builds, names. */
     ImageService images() {
         return images;

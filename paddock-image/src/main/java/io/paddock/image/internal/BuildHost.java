@@ -11,7 +11,8 @@ import java.util.function.Consumer;
 public interface BuildHost {
     /**
      * Starts a sandbox of the stored image {@code imageId} (its user, environment and working directory are
-     * the build's current ones), with user-mode network access when {@code network}.
+     * the build's current ones), with the build's network policy when {@code network} (the engine's
+     * {@code buildAllow}), none otherwise.
      */
     BuildSandbox start(String imageId, boolean network);
 

@@ -1,7 +1,6 @@
 package io.paddock.runtime.internal.bundle;
 
 import io.paddock.runtime.ImageRootfs;
-import io.paddock.runtime.internal.host.UserNetwork;
 import io.paddock.runtime.internal.oci.OciSpec.Mount;
 import io.paddock.runtime.internal.oci.OciSpecBuilder;
 
@@ -36,8 +35,8 @@ final class ImageRoots {
         e.add(file("etc/hosts", "127.0.0.1\tlocalhost " + OciSpecBuilder.HOSTNAME
                 + "\n::1\tlocalhost ip6-localhost ip6-loopback\n", uidBase));
         e.add(file("etc/hostname", OciSpecBuilder.HOSTNAME + "\n", uidBase));
-        // A build step gets user-mode network (UserNetwork), whose DNS forwarder is 10.0.2.3; a sandbox none.
-        e.add(file("etc/resolv.conf", image.buildStep() ? UserNetwork.RESOLV_CONF : "# no network\n", uidBase));
+        // A sandbox with a network (a build step's included) gets Paddock's resolver bound over this file.
+        e.add(file("etc/resolv.conf", "# no network\n", uidBase));
         preload.ifPresent(p -> e.add(file("etc/ld.so.preload", p + "\n", uidBase)));
         e.add(dir("tmp", 01777, uidBase, uidBase));
         e.add(dir("workspace", 0755, uidBase + image.uid(), uidBase + image.gid()));

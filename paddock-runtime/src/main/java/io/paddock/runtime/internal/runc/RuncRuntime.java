@@ -116,11 +116,6 @@ public final class RuncRuntime extends OciTier {
         return filters.of(input);
     }
 
-    @Override
-    public AutoCloseable userNetwork(SandboxId id) {
-        return io.paddock.runtime.internal.host.UserNetwork.attach(runc.initPid(id.value()));
-    }
-
     /**
      * Freezes the sandbox's processes (cgroup freezer): nothing runs, the memory stays resident. A memory
      * checkpoint would need CRIU, which fails on the hosts Paddock targets (docs/WORKSPACES.md).
