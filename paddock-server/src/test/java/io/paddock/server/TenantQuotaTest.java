@@ -182,6 +182,19 @@ class TenantQuotaTest {
         return as(token, "POST", "/v1/sandboxes", Fixture.SMALL + ",\"runtime\":\"runc\",\"disk\":\"" + disk + "\"}");
     }
 
+    /** {@code r}; the sandboxes it made, if it made any (a refusal that failed to refuse), noted for the clean-up. */
+    private static HttpResponse<String> kept(HttpResponse<String> r, java.util.List<String> ids) {
+        if (r.statusCode() == 201) {
+            JsonNode body = json(r);
+            if (body.has("sandboxes")) {
+                body.get("sandboxes").forEach(sb -> ids.add(sb.get("id").asText()));
+            } else {
+                ids.add(body.get("id").asText());
+            }
+        }
+        return r;
+    }
+
     /** ATTACKS.md A83f: the disk a tenant's live sandboxes reserve (their specs' disk) stops at its sandbox-disk. */
     @Test
     void a83f_aTenantsLiveSandboxesReserveAtMostItsSandboxDisk() {
@@ -191,16 +204,17 @@ class TenantQuotaTest {
             assertStatus(big, 201);
             ids.add(json(big).get("id").asText());
             assertThat(json(big).get("labels").has("paddock.io/disk")).as("the daemon's label is not shown").isFalse();
-            assertExhausted(sandbox(DISK_TOKEN, "2g"), "sandbox-disk=3g", "tenants file", "2g");
+            assertExhausted(kept(sandbox(DISK_TOKEN, "2g"), ids), "sandbox-disk=3g", "tenants file", "2g");
             HttpResponse<String> small = sandbox(DISK_TOKEN, "1g"); // 2g + 1g: exactly the quota
             assertStatus(small, 201);
             String one = json(small).get("id").asText();
             ids.add(one);
             // a fork reserves its source's disk, checked before anything is forked
-            assertExhausted(as(DISK_TOKEN, "POST", "/v1/sandboxes/" + one + "/fork", "{\"count\":1}"), "sandbox-disk=3g");
+            assertExhausted(kept(as(DISK_TOKEN, "POST", "/v1/sandboxes/" + one + "/fork", "{\"count\":1}"), ids),
+                    "sandbox-disk=3g");
             // the label is the daemon's: a tenant cannot set it to reserve less
-            assertStatus(as(DISK_TOKEN, "POST", "/v1/sandboxes", Fixture.SMALL
-                    + ",\"runtime\":\"runc\",\"labels\":{\"paddock.io/disk\":\"1\"}}"), 400);
+            assertStatus(kept(as(DISK_TOKEN, "POST", "/v1/sandboxes", Fixture.SMALL
+                    + ",\"runtime\":\"runc\",\"labels\":{\"paddock.io/disk\":\"1\"}}"), ids), 400);
             // another tenant (the default quota) and the operator are not held to this one's
             HttpResponse<String> other = sandbox(OTHER_TOKEN, "2g");
             assertStatus(other, 201);
