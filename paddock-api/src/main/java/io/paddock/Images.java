@@ -49,6 +49,24 @@ public interface Images {
     /** Builds an image described in Java ({@link Image}); the same steps and cache as a Dockerfile's. */
     ImageInfo build(Image image, List<String> tags, ImageListener listener);
 
+    /**
+     * {@link #build(Path, String, Map, List, ImageListener)} with each step and the whole build bounded by {@code limits}.
+     * A daemon building on a tenant's behalf uses it. Only where the build runs in this process can its limits be set
+     * so: elsewhere (a remote client, whose daemon applies its own) this fails {@code FAILED_PRECONDITION} and
+     * nothing is built.
+     */
+    default ImageInfo build(Path context, String dockerfile, Map<String, String> buildArgs, List<String> tags,
+                            BuildLimits limits, ImageListener listener) {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this client's builds run elsewhere, which applies"
+                + " its own limits; build without limits");
+    }
+
+    /** {@link #build(Image, List, ImageListener)} under {@code limits}, as the Dockerfile build above. */
+    default ImageInfo build(Image image, List<String> tags, BuildLimits limits, ImageListener listener) {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this client's builds run elsewhere, which applies"
+                + " its own limits; build without limits");
+    }
+
     /** Every stored image, by name. */
     List<ImageInfo> list();
 

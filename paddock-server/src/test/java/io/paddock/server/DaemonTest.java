@@ -173,6 +173,17 @@ class DaemonTest {
                 .contains("tenants:1", "volumes: expected a count");
         assertThat(refusal(tmp, tenantsFile("alice " + TOKEN_A + " volume-bytes=lots\n", "rw-------")))
                 .contains("tenants:1", "volume-bytes: expected a size");
+        // A83f-g: the sandbox-disk and build keys too
+        assertThat(refusal(tmp, tenantsFile("alice " + TOKEN_A + " sandbox-disk=big\n", "rw-------")))
+                .contains("tenants:1", "sandbox-disk: expected a size");
+        assertThat(refusal(tmp, tenantsFile("alice " + TOKEN_A + " builds=two\n", "rw-------")))
+                .contains("tenants:1", "builds: expected a count");
+        assertThat(refusal(tmp, tenantsFile("# c\nalice " + TOKEN_A + " build-time=30\n", "rw-------")))
+                .contains("tenants:2", "build-time: expected a duration such as 90s, 30m or 2h");
+        assertThat(refusal(tmp, tenantsFile("alice " + TOKEN_A + " build-cpus=0\n", "rw-------")))
+                .contains("tenants:1", "build-cpus: expected CPUs between 0.01 and 1024");
+        assertThat(refusal(tmp, tenantsFile("alice " + TOKEN_A + " build-memory=1m\n", "rw-------")))
+                .contains("tenants:1", "build-memory: must be at least 16m");
         // the operator's token may not double as a tenant's
         ServerOptions.Builder same = ServerOptions.builder().token(TOKEN_A).tenant("alice", TOKEN_A);
         assertThatThrownBy(same::build).hasMessageContaining("operator's token");
@@ -191,6 +202,12 @@ class DaemonTest {
         assertThat(entries.get(0).quota()).isEqualTo(new io.paddock.server.internal.TenantQuota(3,
                 io.paddock.ByteSize.gib(10), 0, io.paddock.ByteSize.mib(512)));
         assertThat(entries.get(1).quota()).isEqualTo(io.paddock.server.internal.TenantQuota.DEFAULT);
+        Path builds = tenantsFile("carol " + TOKEN_A + " sandbox-disk=8g builds=1 build-time=30m build-cpus=0.5"
+                + " build-memory=1g\n", "rw-------");
+        io.paddock.server.internal.TenantQuota q = io.paddock.server.internal.TenantsFile.read(builds).get(0).quota();
+        assertThat(q).isEqualTo(io.paddock.server.internal.TenantQuota.DEFAULT.withSandboxesAndBuilds(
+                io.paddock.ByteSize.gib(8), 1, java.time.Duration.ofMinutes(30), 0.5, io.paddock.ByteSize.gib(1)));
+        assertThat(q.buildLimits().cpus()).hasValue(0.5);
         assertThat(entries.toString()).doesNotContain(TOKEN_A).doesNotContain(TOKEN_B);
     }
 

@@ -42,6 +42,7 @@ class ImagesApiTest {
     private static final String RUN = UUID.randomUUID().toString().substring(0, 8);
     private static final String ALICE = newToken();
     private static final String BOB = newToken();
+    private static final String CAROL = newToken();
     private static TestRegistry registry;
     private static Fixture f;
     private static JsonNode doc;
@@ -55,7 +56,9 @@ class ImagesApiTest {
         registry = TestRegistry.start();
         registry.pushBusybox("paddock-test/busybox-" + RUN + ":1");
         base = registry.host() + "/paddock-test/busybox-" + RUN + ":1";
-        f = Fixture.start(b -> b.tenant("alice", ALICE).tenant("bob", BOB).maxFailedAuthPerMinutePerIp(100_000), 1000);
+        f = Fixture.start(b -> b.tenant("alice", ALICE).tenant("bob", BOB).tenant("carol", CAROL)
+                .tenantQuota("carol", io.paddock.server.internal.TenantQuota.DEFAULT.with("builds=1").with("build-time=20s")
+                        .with("build-cpus=0.5").with("build-memory=96m")).maxFailedAuthPerMinutePerIp(100_000), 1000);
         doc = Wire.parse(Files.readAllBytes(Path.of("src/main/resources/io/paddock/server/openapi.json")));
         schemas = new SchemaChecker(doc);
         HttpResponse<String> pulled = post(f.token, "/v1/images/pull", "{\"ref\":\"" + base + "\",\"insecure\":true}");
@@ -310,6 +313,50 @@ class ImagesApiTest {
                 .file("Dockerfile", "FROM paddock-test/none-" + RUN + ":1\nRUN true\n").bytes(), false);
         assertError(noBase, 404, "NOT_FOUND");
         conforms("POST", "/v1/images/build", noBase);
+    }
+
+    /**
+     * ATTACKS.md A83g: a tenant runs at most its {@code builds} at once (429 naming the key), and a build past its
+     * {@code build-time} is stopped (504 DEADLINE_EXCEEDED naming the key); once it has ended the tenant builds again.
+     * The operator's builds are not counted.
+     */
+    @Test
+    void a83g_aTenantsBuildsStopAtTheirCountAndTime() throws Exception {
+        String slowTag = "carol/slow-" + RUN + ":1";
+        byte[] slow = new Tar().file("Dockerfile", "FROM " + base + "\nRUN echo slow-" + RUN
+                + " && echo started-" + RUN + " && sleep 120\n").bytes();
+        HttpRequest request = as(CAROL, "/v1/images/build?tag=" + q(slowTag)).header("Content-Type", "application/x-tar")
+                .header("Accept", "application/x-ndjson").POST(HttpRequest.BodyPublishers.ofByteArray(slow)).build();
+        HttpResponse<java.util.stream.Stream<String>> streamed = f.http.send(request, HttpResponse.BodyHandlers.ofLines());
+        assertThat(streamed.statusCode()).isEqualTo(200);
+        java.util.Iterator<String> lines = streamed.body().iterator();
+        List<String> seen = new ArrayList<>();
+        while (lines.hasNext() && seen.stream().noneMatch(l -> l.contains("\"line\":\"started-" + RUN))) {
+            seen.add(lines.next());
+        }
+        assertThat(seen).as("the slow step runs").anySatisfy(l -> assertThat(l).contains("\"line\":\"started-" + RUN));
+        long began = System.nanoTime();
+        byte[] quick = new Tar().file("Dockerfile", "FROM " + base + "\nRUN echo quick-" + RUN + "\n").bytes();
+        String quickTag = "carol/quick-" + RUN + ":1";
+        HttpResponse<String> second = build(CAROL, "/v1/images/build?tag=" + q(quickTag), quick, false);
+        assertError(second, 429, "RESOURCE_EXHAUSTED", "builds=1", "tenants file");
+        conforms("POST", "/v1/images/build", second);
+        // the operator is not held to it
+        String opTag = "paddock-test/op-quick-" + RUN + ":1";
+        made.add(opTag);
+        assertThat(build(f.token, "/v1/images/build?tag=" + q(opTag), quick, false).statusCode()).isEqualTo(200);
+        // the slow build is stopped at its time, well before its sleep ends, and says why
+        while (lines.hasNext()) {
+            seen.add(lines.next());
+        }
+        String last = seen.get(seen.size() - 1);
+        assertThat(last).contains("DEADLINE_EXCEEDED").contains("build-time=20s");
+        assertThat(java.time.Duration.ofNanos(System.nanoTime() - began)).isLessThan(java.time.Duration.ofSeconds(60));
+        assertThat(get(f.token, "/v1/image?ref=" + q(slowTag)).statusCode()).isEqualTo(404);
+        // back under its count, the tenant builds again
+        made.add(quickTag);
+        HttpResponse<String> again = build(CAROL, "/v1/images/build?tag=" + q(quickTag), quick, false);
+        assertThat(again.statusCode()).as(again.body()).isEqualTo(200);
     }
 
     @Test

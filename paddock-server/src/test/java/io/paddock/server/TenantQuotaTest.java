@@ -27,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * ATTACKS.md A83d over REST on the real engine and btrfs store: a tenant's volumes (count, total size) and codebases
  * (count, bytes) stop at its quota with 429 RESOURCE_EXHAUSTED naming the tenants file's key, a codebase that would
  * pass the bytes is not kept, another tenant and the operator are not held to it; and a volume larger than the
- * store's free space is refused for everyone. Tenants are named per run: volumes and codebases outlive a daemon.
+ * store's free space is refused for everyone; and a tenant's live sandboxes reserve at most its sandbox-disk (A83f). Tenants are named per run: volumes and codebases outlive a daemon.
  * The host leak check runs after each test.
  */
 class TenantQuotaTest {
@@ -37,6 +37,8 @@ class TenantQuotaTest {
     private static final String SMALL = "qs" + RUN;
     private static final String BYTES = "qb" + RUN;
     private static final String OTHER = "qo" + RUN;
+    private static final String DISK = "qd" + RUN;
+    private static final String DISK_TOKEN = newToken();
     private static final String SMALL_TOKEN = newToken();
     private static final String BYTES_TOKEN = newToken();
     private static final String OTHER_TOKEN = newToken();
@@ -45,6 +47,7 @@ class TenantQuotaTest {
     @BeforeAll
     static void start() {
         f = Fixture.start(b -> b.tenant(SMALL, SMALL_TOKEN).tenant(BYTES, BYTES_TOKEN).tenant(OTHER, OTHER_TOKEN)
+                .tenant(DISK, DISK_TOKEN).tenantQuota(DISK, TenantQuota.DEFAULT.with("sandbox-disk=3g"))
                 .tenantQuota(SMALL, new TenantQuota(2, ByteSize.mib(48), 1, ByteSize.gib(1)))
                 .tenantQuota(BYTES, new TenantQuota(2, ByteSize.mib(48), 4, ByteSize.kib(8))), 1000);
     }
@@ -172,6 +175,59 @@ class TenantQuotaTest {
             as(BYTES_TOKEN, "DELETE", "/v1/codebases/two", null);
             as(OTHER_TOKEN, "DELETE", "/v1/codebases/one", null);
             as(OTHER_TOKEN, "DELETE", "/v1/codebases/two", null);
+        }
+    }
+
+    private static HttpResponse<String> sandbox(String token, String disk) {
+        return as(token, "POST", "/v1/sandboxes", Fixture.SMALL + ",\"runtime\":\"runc\",\"disk\":\"" + disk + "\"}");
+    }
+
+    /** {@code r}; the sandboxes it made, if it made any (a refusal that failed to refuse), noted for the clean-up. */
+    private static HttpResponse<String> kept(HttpResponse<String> r, java.util.List<String> ids) {
+        if (r.statusCode() == 201) {
+            JsonNode body = json(r);
+            if (body.has("sandboxes")) {
+                body.get("sandboxes").forEach(sb -> ids.add(sb.get("id").asText()));
+            } else {
+                ids.add(body.get("id").asText());
+            }
+        }
+        return r;
+    }
+
+    /** ATTACKS.md A83f: the disk a tenant's live sandboxes reserve (their specs' disk) stops at its sandbox-disk. */
+    @Test
+    void a83f_aTenantsLiveSandboxesReserveAtMostItsSandboxDisk() {
+        java.util.List<String> ids = new java.util.ArrayList<>();
+        try {
+            HttpResponse<String> big = sandbox(DISK_TOKEN, "2g");
+            assertStatus(big, 201);
+            ids.add(json(big).get("id").asText());
+            assertThat(json(big).get("labels").has("paddock.io/disk")).as("the daemon's label is not shown").isFalse();
+            assertExhausted(kept(sandbox(DISK_TOKEN, "2g"), ids), "sandbox-disk=3g", "tenants file", "2g");
+            HttpResponse<String> small = sandbox(DISK_TOKEN, "1g"); // 2g + 1g: exactly the quota
+            assertStatus(small, 201);
+            String one = json(small).get("id").asText();
+            ids.add(one);
+            // a fork reserves its source's disk, checked before anything is forked
+            assertExhausted(kept(as(DISK_TOKEN, "POST", "/v1/sandboxes/" + one + "/fork", "{\"count\":1}"), ids),
+                    "sandbox-disk=3g");
+            // the label is the daemon's: a tenant cannot set it to reserve less
+            assertStatus(kept(as(DISK_TOKEN, "POST", "/v1/sandboxes", Fixture.SMALL
+                    + ",\"runtime\":\"runc\",\"labels\":{\"paddock.io/disk\":\"1\"}}"), ids), 400);
+            // another tenant (the default quota) and the operator are not held to this one's
+            HttpResponse<String> other = sandbox(OTHER_TOKEN, "2g");
+            assertStatus(other, 201);
+            ids.add(json(other).get("id").asText());
+            // destroying one brings the tenant back under: the next sandbox fits
+            assertStatus(as(DISK_TOKEN, "DELETE", "/v1/sandboxes/" + ids.remove(0), null), 204);
+            HttpResponse<String> again = sandbox(DISK_TOKEN, "2g");
+            assertStatus(again, 201);
+            ids.add(json(again).get("id").asText());
+        } finally {
+            for (String id : ids) {
+                f.delete("/v1/sandboxes/" + id);
+            }
         }
     }
 }

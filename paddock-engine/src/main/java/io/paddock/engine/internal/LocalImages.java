@@ -1,5 +1,6 @@
 package io.paddock.engine.internal;
 
+import io.paddock.BuildLimits;
 import io.paddock.ByteSize;
 import io.paddock.DestinationRule;
 import io.paddock.ErrorCode;
@@ -93,12 +94,33 @@ final class LocalImages implements Images {
     @Override
     public ImageInfo build(Path context, String dockerfile, Map<String, String> buildArgs, List<String> tags,
                            ImageListener listener) {
-        return images.info(images.build(context, dockerfile, buildArgs, tags, new Host(), new Observed(listener, manager.events())));
+        return images.info(images.build(context, dockerfile, buildArgs, tags, new Host(null), new Observed(listener, manager.events())));
     }
 
     @Override
     public ImageInfo build(Image image, List<String> tags, ImageListener listener) {
-        return images.info(images.build(image, tags, new Host(), new Observed(listener, manager.events())));
+        return images.info(images.build(image, tags, new Host(null), new Observed(listener, manager.events())));
+    }
+
+    @Override
+    public ImageInfo build(Path context, String dockerfile, Map<String, String> buildArgs, List<String> tags,
+                           BuildLimits limits, ImageListener listener) {
+        Host host = new Host(java.util.Objects.requireNonNull(limits, "limits"));
+        try {
+            return images.info(images.build(context, dockerfile, buildArgs, tags, host, new Observed(listener, manager.events())));
+        } catch (RuntimeException e) {
+            throw host.overTime(e);
+        }
+    }
+
+    @Override
+    public ImageInfo build(Image image, List<String> tags, BuildLimits limits, ImageListener listener) {
+        Host host = new Host(java.util.Objects.requireNonNull(limits, "limits"));
+        try {
+            return images.info(images.build(image, tags, host, new Observed(listener, manager.events())));
+        } catch (RuntimeException e) {
+            throw host.overTime(e);
+        }
     }
 
     @Override
@@ -152,20 +174,58 @@ final class LocalImages implements Images {
 
     /**
      * Build steps run in runc sandboxes of this engine; one that has network gets the build's policy
-     * ({@link BuildNetwork}) as its sandbox network, behind the same resolver and deny list as any sandbox.
+     * ({@link BuildNetwork}) as its sandbox network, behind the same resolver and deny list as any sandbox. With
+     * limits, each step's sandbox has their CPUs and memory, and its lifetime and its command's timeout are what is
+     * left of the build's time, so a step running at the deadline is stopped and its sandbox destroyed; no step
+     * starts after it.
      */
     private final class Host implements BuildHost {
+        private final BuildLimits limits;
+        private final long deadline;
+
+        /** @param limits null: each step with every host CPU, {@link #BUILD_MEMORY} and {@link #BUILD_STEP_TIMEOUT} */
+        Host(BuildLimits limits) {
+            this.limits = limits;
+            this.deadline = limits == null ? 0 : System.nanoTime() + limits.time().toNanos();
+        }
+
+        /** What a step may still run: the step timeout, or without it what is left of the build's time. */
+        private Duration left() {
+            if (limits == null) {
+                return BUILD_STEP_TIMEOUT;
+            }
+            long nanos = deadline - System.nanoTime();
+            if (nanos <= 0) {
+                throw overTime(null);
+            }
+            return Duration.ofNanos(Math.min(nanos, BUILD_STEP_TIMEOUT.toNanos()));
+        }
+
+        /** {@code failure} as the build's, or DEADLINE_EXCEEDED when the build has run out of its time. */
+        RuntimeException overTime(RuntimeException failure) {
+            if (limits == null || deadline - System.nanoTime() > 0) {
+                return failure;
+            }
+            return new SandboxException(ErrorCode.DEADLINE_EXCEEDED, "the build ran past its time limit of "
+                    + limits.time() + "; its running step was stopped", failure);
+        }
+
         @Override
         public BuildSandbox start(String imageId, boolean network) {
-            SandboxSpec spec = SandboxSpec.builder().image(imageId).runtime("runc").memory(BUILD_MEMORY)
-                    .disk(BUILD_DISK).cpus(Math.max(1, Runtime.getRuntime().availableProcessors())).pids(4096)
-                    .timeout(BUILD_STEP_TIMEOUT).network(network ? buildNetwork : NetworkPolicy.none()).build();
+            Duration left = left();
+            double cpus = limits == null ? Math.max(1, Runtime.getRuntime().availableProcessors())
+                    : limits.cpus().orElse((double) Math.max(1, Runtime.getRuntime().availableProcessors()));
+            // A sandbox lives at least a second: the command's own timeout (below) stops a step sooner.
+            SandboxSpec spec = SandboxSpec.builder().image(imageId).runtime("runc")
+                    .memory(limits == null ? BUILD_MEMORY : limits.memory()).disk(BUILD_DISK).cpus(cpus).pids(4096)
+                    .timeout(left.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : left)
+                    .network(network ? buildNetwork : NetworkPolicy.none()).build();
             ManagedSandbox sb = manager.createBuildStep(spec);
             try {
                 SandboxRuntime rt = manager.runtimeFor(sb);
                 SandboxRuntime.WritableLayer layer = rt.writableLayer(sb.id()).orElseThrow(() ->
                         new SandboxException(ErrorCode.INTERNAL, "build sandbox " + sb.id() + " has no writable layer"));
-                return new Step(sb, layer);
+                return new Step(sb, layer, this::left);
             } catch (RuntimeException e) {
                 sb.close();
                 throw e;
@@ -173,12 +233,12 @@ final class LocalImages implements Images {
         }
     }
 
-    private record Step(ManagedSandbox sb, SandboxRuntime.WritableLayer layer)
-            implements BuildHost.BuildSandbox {
+    private record Step(ManagedSandbox sb, SandboxRuntime.WritableLayer layer,
+                        java.util.function.Supplier<Duration> left) implements BuildHost.BuildSandbox {
         @Override
         public int run(List<String> argv, Consumer<String> output) {
             ExecRequest request = ExecRequest.builder().argv(argv).outputLimit(ExecRequest.UNLIMITED)
-                    .timeout(BUILD_STEP_TIMEOUT).build();
+                    .timeout(left.get()).build();
             try (ExecProcess p = sb.start(request)) {
                 p.closeStdin();
                 Thread err = new Thread(() -> lines(p.stderr(), output), "paddock-build-stderr");
@@ -199,7 +259,7 @@ final class LocalImages implements Images {
                 while ((line = r.readLine()) != null) {
                     output.accept(line);
                 }
-            } catch (java.io.IOException e) {
+            } catch (java.io.IOException | SandboxException e) { // the step's sandbox stopped (its time ran out)
                 output.accept("(output ended: " + e.getMessage() + ")");
             }
         }

@@ -398,14 +398,14 @@ public final class ApiHandler extends Handler.Abstract {
                 ImageApi.BuildRequest r = beforeUpload(request, () -> imageApi.buildRequest(caller, values(query, "tag"),
                         single(query, "dockerfile"), values(query, "build_arg")));
                 try (ContextTar context = readContext(request)) {
-                    imageOperation(request, response, callback, imageApi.build(r, context));
+                    imageOperation(request, response, callback, imageApi.build(caller, r, context));
                 }
             }
             case BUILD_IMAGE_SPEC -> {
                 ImageApi.BuildRequest r = beforeUpload(request, () -> imageApi.buildRequest(caller, values(query, "tag"),
                         null, List.of()));
                 try (ContextTar context = readContext(request)) {
-                    imageOperation(request, response, callback, imageApi.buildSpec(r.tags(), context));
+                    imageOperation(request, response, callback, imageApi.buildSpec(caller, r.tags(), context));
                 }
             }
         }

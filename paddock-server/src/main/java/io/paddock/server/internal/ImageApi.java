@@ -128,7 +128,7 @@ final class ImageApi {
      * itself, following symlinks, so both must lead to regular files inside the context (a link to a host
      * file would be read, and could be quoted back in a parse error).
      */
-    Operation build(BuildRequest r, ContextTar context) {
+    Operation build(Caller caller, BuildRequest r, ContextTar context) {
         Path root = context.root();
         String file = r.dockerfile() == null ? "Dockerfile" : r.dockerfile();
         Path dockerfile = root.resolve(file);
@@ -140,11 +140,13 @@ final class ImageApi {
         if (ContextTar.exists(ignore)) {
             insideContext(root, ignore, "context", ".dockerignore");
         }
-        return listener -> images().build(root, r.dockerfile(), r.buildArgs(), r.tags(), listener);
+        return listener -> tenancy.build(caller, limits -> limits == null
+                ? images().build(root, r.dockerfile(), r.buildArgs(), r.tags(), listener)
+                : images().build(root, r.dockerfile(), r.buildArgs(), r.tags(), limits, listener));
     }
 
     /** A build of the {@link Image} an unpacked {@code build-spec} context describes. */
-    Operation buildSpec(List<String> tags, ContextTar context) {
+    Operation buildSpec(Caller caller, List<String> tags, ContextTar context) {
         Path root = context.root();
         Path description = root.resolve(ImageWire.IMAGE_ENTRY);
         BasicFileAttributes a = attributes(description);
@@ -163,7 +165,8 @@ final class ImageApi {
             throw SandboxException.invalid("context", "cannot read '" + ImageWire.IMAGE_ENTRY + "': " + e.getMessage());
         }
         Image image = ImageWire.image(Wire.parse(json), name -> localSource(root, name));
-        return listener -> images().build(image, tags, listener);
+        return listener -> tenancy.build(caller, limits -> limits == null ? images().build(image, tags, listener)
+                : images().build(image, tags, limits, listener));
     }
 
     /**

@@ -34,7 +34,10 @@ import java.util.regex.Pattern;
  *       back in every answer. Tenant names have no '-', so the mapping is one-to-one, and the operator may
  *       not create names in a tenant's prefix, so a tenant's create never meets a name it cannot see;</li>
  *   <li>a sandbox of someone else answers exactly what an unknown one does (404, same message);</li>
- *   <li>each tenant has at most {@code maxPerTenant} live sandboxes (429), counting creates in flight;</li>
+ *   <li>each tenant has at most {@code maxPerTenant} live sandboxes (429), counting creates in flight, whose specs
+ *       reserve at most its {@code sandbox-disk} of disk in all (429 naming the key): each sandbox's disk is the
+ *       reserved label {@value #DISK_LABEL}, set by the daemon at create as the tenant's label is (a fork keeps it,
+ *       and the source's disk);</li>
  *   <li>images are shared (one store per host): a tenant reads all of them, but writes names only in its own
  *       namespace {@code <tenant>/…} (builds) or under a registry's name (pulls, never into another
  *       tenant's namespace), removes only its own names, and never prunes ({@link #checkImageTags} and the
@@ -48,6 +51,10 @@ import java.util.regex.Pattern;
 public final class Tenancy implements AutoCloseable {
     /** The label that records which tenant created a sandbox; absent on the operator's. */
     public static final String LABEL = "paddock.io/tenant";
+    /** The label that records, in bytes, the disk a tenant's sandbox reserves; set by the daemon with {@link #LABEL}. */
+    public static final String DISK_LABEL = "paddock.io/disk";
+    /** Labels the daemon sets on a tenant's sandbox, out of the engine's {@link Validate#MAX_LABELS}. */
+    private static final int RESERVED_LABELS = 2;
     /** Tenant names: 1-16 lower-case letters and digits, starting with a letter (no '-': see above). */
     public static final Pattern NAME = Pattern.compile("[a-z][a-z0-9]{0,15}");
     /** The default of {@code ServerOptions.maxExecSocketsPerTenant()}: a quarter of the server's connections. */
@@ -58,6 +65,10 @@ public final class Tenancy implements AutoCloseable {
     private final Set<String> tenants;
     private final int maxPerTenant;
     private final Map<String, AtomicInteger> creating = new HashMap<>();
+    /** Per tenant: the disk its creates and forks in flight reserve; guarded by the tenant's {@link #creating}. */
+    private final Map<String, long[]> creatingDisk = new HashMap<>();
+    /** Image builds running per tenant, each tenant to its quota's {@code builds}. */
+    private final TenantSlots builds = new TenantSlots("image builds", "builds", Integer.MAX_VALUE);
     /** Where a tenant's pulls and pushes may connect; nothing opened: --allow-private opens ranges to sandboxes only. */
     private final Destinations destinations = Destinations.defaults();
     /** Where a tenant's pulls and pushes connect through, to the address it checked; started at the first one. */
@@ -82,6 +93,7 @@ public final class Tenancy implements AutoCloseable {
         this.quotas = Map.copyOf(quotas);
         this.tenants.forEach(t -> {
             creating.put(t, new AtomicInteger());
+            creatingDisk.put(t, new long[1]);
             storeLocks.put(t, new Object());
         });
     }
@@ -101,6 +113,34 @@ public final class Tenancy implements AutoCloseable {
         return execSockets.admit(caller.tenant().orElse(null));
     }
 
+    /**
+     * Runs {@code build}, an image build by the caller, within the tenant's quota (ATTACKS.md A83g): at most its
+     * {@code builds} at once (429 RESOURCE_EXHAUSTED naming the key), each given the tenant's {@link
+     * TenantQuota#buildLimits()}; past its {@code build-time} the engine stops the build (DEADLINE_EXCEEDED, said here
+     * naming the key). The operator's builds are not counted and run with the engine's defaults ({@code limits} null).
+     */
+    public <T> T build(Caller caller, java.util.function.Function<io.paddock.BuildLimits, T> build) {
+        if (caller.isOperator()) {
+            return build.apply(null);
+        }
+        String tenant = caller.tenant().orElseThrow();
+        TenantQuota q = quota(tenant);
+        Runnable release = builds.admit(tenant, q.builds(), "builds=" + q.builds() + " in the tenants file",
+                "retry when one has ended");
+        try {
+            return build.apply(q.buildLimits());
+        } catch (SandboxException e) {
+            if (e.code() == ErrorCode.DEADLINE_EXCEEDED) {
+                throw new SandboxException(ErrorCode.DEADLINE_EXCEEDED, "tenant '" + tenant + "''s build ran past its"
+                        + " maximum time (build-time=" + TenantQuota.shown(q.buildTime()) + " in the tenants file) and"
+                        + " was stopped", e);
+            }
+            throw e;
+        } finally {
+            release.run();
+        }
+    }
+
     /** The tenant's quota on the shared store. */
     public TenantQuota quota(String tenant) {
         return quotas.getOrDefault(tenant, TenantQuota.DEFAULT);
@@ -115,20 +155,19 @@ public final class Tenancy implements AutoCloseable {
 
     /** Creates a sandbox for the caller: reserved fields checked, the name scoped, the tenant's cap held. */
     public Sandbox create(Caller caller, SandboxSpec requested) {
-        if (requested.labels().containsKey(LABEL)) {
-            throw SandboxException.invalid("labels", "'" + LABEL + "' is reserved: the daemon sets it to the tenant"
-                    + " that creates the sandbox");
-        }
+        checkReserved(requested.labels());
         if (caller.isOperator()) {
             requested.name().ifPresent(this::checkOperatorName);
             return paddock.create(scopeResources(caller, requested, requested.toBuilder()).build());
         }
         String tenant = caller.tenant().orElseThrow();
-        if (requested.labels().size() >= Validate.MAX_LABELS) {
-            throw SandboxException.invalid("labels", "at most " + (Validate.MAX_LABELS - 1) + " labels on a tenant's"
-                    + " sandbox (the daemon adds '" + LABEL + "'), got " + requested.labels().size());
+        if (requested.labels().size() > Validate.MAX_LABELS - RESERVED_LABELS) {
+            throw SandboxException.invalid("labels", "at most " + (Validate.MAX_LABELS - RESERVED_LABELS) + " labels on"
+                    + " a tenant's sandbox (the daemon adds '" + LABEL + "' and '" + DISK_LABEL + "'), got "
+                    + requested.labels().size());
         }
-        SandboxSpec.Builder b = scopeResources(caller, requested, requested.toBuilder().label(LABEL, tenant));
+        SandboxSpec.Builder b = scopeResources(caller, requested, requested.toBuilder().label(LABEL, tenant)
+                .label(DISK_LABEL, Long.toString(requested.disk().bytes())));
         requested.name().ifPresent(n -> b.name(engineName(tenant, n, "name")));
         if (!requested.volumes().isEmpty()) { // a tenant mounts only its own volumes, named in its terms
             b.volumes(requested.volumes().stream().map(v -> new io.paddock.VolumeMount(engineName(tenant, v.volume(),
@@ -136,14 +175,16 @@ public final class Tenancy implements AutoCloseable {
         }
         SandboxSpec spec = b.build();
         AtomicInteger inFlight = creating.get(tenant);
+        long disk = spec.disk().bytes();
         synchronized (inFlight) {
-            long live = paddock.list(SandboxQuery.builder().label(LABEL, tenant)
-                    .state(SandboxState.CREATING, SandboxState.RUNNING, SandboxState.PAUSED).build()).size();
-            if (live + inFlight.get() >= maxPerTenant) {
+            List<SandboxInfo> live = live(tenant);
+            if (live.size() + inFlight.get() >= maxPerTenant) {
                 throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "tenant '" + tenant + "' already has "
                         + maxPerTenant + " live sandboxes, its maximum; destroy some first");
             }
+            checkSandboxDisk(tenant, live, disk, "a sandbox of " + spec.disk());
             inFlight.incrementAndGet();
+            creatingDisk.get(tenant)[0] += disk;
         }
         try {
             return paddock.create(spec);
@@ -155,7 +196,49 @@ public final class Tenancy implements AutoCloseable {
             }
             throw e;
         } finally {
-            inFlight.decrementAndGet();
+            synchronized (inFlight) {
+                inFlight.decrementAndGet();
+                creatingDisk.get(tenant)[0] -= disk;
+            }
+        }
+    }
+
+    /** The tenant's sandboxes that hold resources: creating, running or paused. */
+    private List<SandboxInfo> live(String tenant) {
+        return paddock.list(SandboxQuery.builder().label(LABEL, tenant)
+                .state(SandboxState.CREATING, SandboxState.RUNNING, SandboxState.PAUSED).build());
+    }
+
+    /** The disk a tenant's sandbox reserves: its {@value #DISK_LABEL}, or the default disk on one made without it. */
+    private static long diskOf(SandboxInfo info) {
+        try {
+            return Long.parseLong(info.labels().getOrDefault(DISK_LABEL, ""));
+        } catch (NumberFormatException e) {
+            return SandboxSpec.DEFAULT_DISK.bytes(); // made before the daemon set the label
+        }
+    }
+
+    /**
+     * RESOURCE_EXHAUSTED naming {@code sandbox-disk} when {@code more} bytes of disk, with what the tenant's live
+     * sandboxes and creates in flight reserve, would pass its quota. Called holding the tenant's {@link #creating}.
+     */
+    private void checkSandboxDisk(String tenant, List<SandboxInfo> live, long more, String what) {
+        TenantQuota q = quota(tenant);
+        long reserved = live.stream().mapToLong(Tenancy::diskOf).sum() + creatingDisk.get(tenant)[0];
+        if (more > q.sandboxDisk().bytes() - reserved) {
+            throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "tenant '" + tenant + "' has live sandboxes"
+                    + " reserving " + io.paddock.ByteSize.bytes(reserved) + " of disk; " + what + " would pass its"
+                    + " maximum (sandbox-disk=" + q.sandboxDisk() + " in the tenants file); destroy some first");
+        }
+    }
+
+    /** Refuses the labels only the daemon sets. */
+    private static void checkReserved(Map<String, String> labels) {
+        for (String reserved : List.of(LABEL, DISK_LABEL)) {
+            if (labels.containsKey(reserved)) {
+                throw SandboxException.invalid("labels", "'" + reserved + "' is reserved: the daemon sets it on the"
+                        + " sandboxes a tenant creates");
+            }
         }
     }
 
@@ -169,19 +252,26 @@ public final class Tenancy implements AutoCloseable {
         }
         String tenant = caller.tenant().get();
         AtomicInteger inFlight = creating.get(tenant);
+        int n = Math.max(count, 0);
+        long each = diskOf(source.info());
         synchronized (inFlight) {
-            long live = paddock.list(SandboxQuery.builder().label(LABEL, tenant)
-                    .state(SandboxState.CREATING, SandboxState.RUNNING, SandboxState.PAUSED).build()).size();
-            if (live + inFlight.get() + Math.max(count, 0) > maxPerTenant) {
-                throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "tenant '" + tenant + "' has " + live
+            List<SandboxInfo> live = live(tenant);
+            if (live.size() + inFlight.get() + n > maxPerTenant) {
+                throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "tenant '" + tenant + "' has " + live.size()
                         + " live sandboxes and a maximum of " + maxPerTenant + ": " + count + " more would exceed it");
             }
-            inFlight.addAndGet(Math.max(count, 0));
+            checkSandboxDisk(tenant, live, each * n, n + " fork" + (n == 1 ? "" : "s") + " of "
+                    + io.paddock.ByteSize.bytes(each));
+            inFlight.addAndGet(n);
+            creatingDisk.get(tenant)[0] += each * n;
         }
         try {
             return source.fork(count);
         } finally {
-            inFlight.addAndGet(-Math.max(count, 0));
+            synchronized (inFlight) {
+                inFlight.addAndGet(-n);
+                creatingDisk.get(tenant)[0] -= each * n;
+            }
         }
     }
 
@@ -207,15 +297,14 @@ public final class Tenancy implements AutoCloseable {
      * tenant's sandbox keeps room for it within the 64 labels.
      */
     public Map<String, String> checkLabels(Caller caller, Sandbox sb, Map<String, String> labels) {
-        if (labels.containsKey(LABEL)) {
-            throw SandboxException.invalid("labels", "'" + LABEL + "' is reserved: the daemon sets it to the tenant"
-                    + " that creates the sandbox");
-        }
+        checkReserved(labels);
         Map<String, String> all = new HashMap<>(sb.info().labels());
         all.putAll(labels);
         if (all.size() > Validate.MAX_LABELS) {
+            int daemons = (int) java.util.stream.Stream.of(LABEL, DISK_LABEL).filter(all::containsKey).count();
             throw SandboxException.invalid("labels", "at most " + (caller.isOperator() ? Validate.MAX_LABELS
-                    : Validate.MAX_LABELS - 1) + " labels, got " + (caller.isOperator() ? all.size() : all.size() - 1));
+                    : Validate.MAX_LABELS - daemons) + " labels, got " + (caller.isOperator() ? all.size()
+                    : all.size() - daemons));
         }
         return labels;
     }
@@ -315,8 +404,8 @@ public final class Tenancy implements AutoCloseable {
 
     /** A label filter of a list request: tenants may not filter on {@value #LABEL}. */
     public void checkFilter(Caller caller, String key) {
-        if (!caller.isOperator() && LABEL.equals(key)) {
-            throw SandboxException.invalid("label", "'" + LABEL + "' is reserved to the daemon and cannot be"
+        if (!caller.isOperator() && (LABEL.equals(key) || DISK_LABEL.equals(key))) {
+            throw SandboxException.invalid("label", "'" + key + "' is reserved to the daemon and cannot be"
                     + " filtered on; a tenant's list holds only its own sandboxes");
         }
     }
@@ -627,6 +716,7 @@ public final class Tenancy implements AutoCloseable {
         Optional<String> name = info.name().map(n -> n.startsWith(prefix) ? n.substring(prefix.length()) : n);
         Map<String, String> labels = new HashMap<>(info.labels());
         labels.remove(LABEL);
+        labels.remove(DISK_LABEL);
         return new SandboxInfo(info.id(), name, labels, info.state(), info.stopReason(), info.createdAt(),
                 info.expiresAt(), info.image(), info.runtime(), info.entrypointExit(), info.network(), info.ports(),
                 info.traffic());

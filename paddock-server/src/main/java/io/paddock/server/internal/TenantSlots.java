@@ -44,14 +44,18 @@ final class TenantSlots {
      * run any number of times; beyond the cap, 429 RESOURCE_EXHAUSTED and nothing counted.
      */
     Runnable admit(String tenant) {
+        return admit(tenant, max, option, "close some and retry");
+    }
+
+    /** As {@link #admit(String)}, to a cap of this tenant's own, set by {@code setting}; the refusal names it and says {@code hint}. */
+    Runnable admit(String tenant, int cap, String setting, String hint) {
         if (tenant == null) {
             return () -> { };
         }
-        int cap = max;
         if (held.merge(tenant, 1, Integer::sum) > cap) {
             release(tenant);
             throw new HttpError(429, ErrorCode.RESOURCE_EXHAUSTED, "tenant '" + tenant + "' already has " + cap
-                    + " " + what + " open, the most one tenant may (" + option + "); close some and retry");
+                    + " " + what + " open, the most one tenant may (" + setting + "); " + hint);
         }
         AtomicBoolean done = new AtomicBoolean();
         return () -> {
