@@ -298,7 +298,7 @@ abstract class RestartTest {
         String id;
         String daemon;
         try (EngineProcess child = EngineProcess.start(List.of("-Dpaddock.test.initDeadlineGrace=PT1S"), gone, null,
-                "runtime:" + tier().runtimeName(), "short:3+networked+image:" + ImageFixtures.BUSYBOX)) {
+                "runtime:" + tier().runtimeName(), "short:5+networked+image:" + ImageFixtures.BUSYBOX)) {
             id = child.awaitReady(Duration.ofSeconds(90)).get(0);
             daemon = Files.readString(gone.resolve("engine-id")).trim();
             child.kill();
@@ -317,7 +317,7 @@ abstract class RestartTest {
 
     /**
      * What another engine starting must leave of a daemon's sandboxes, even ended ones: all of a daemon that runs
-     * (its data directory removed or not), and all of a daemon killed with its data directory in place, which
+     * (its data directory removed or not; stopped with SIGSTOP here, so that it does not clean them up itself), and all of a daemon killed with its data directory in place, which
      * adopts them when it starts again. Reclaimed only once it is gone for good.
      */
     @Test
@@ -326,10 +326,13 @@ abstract class RestartTest {
         Path wiped = Files.createTempDirectory("paddock-wiped-daemon");
         List<String> grace = List.of("-Dpaddock.test.initDeadlineGrace=PT1S");
         String runtime = "runtime:" + tier().runtimeName();
-        try (EngineProcess a = EngineProcess.start(grace, kept, null, runtime, "short:2+networked");
-             EngineProcess b = EngineProcess.start(grace, wiped, null, runtime, "short:2")) {
+        try (EngineProcess a = EngineProcess.start(grace, kept, null, runtime, "short:8+networked");
+             EngineProcess b = EngineProcess.start(grace, wiped, null, runtime, "short:8")) {
             String ofA = a.awaitReady(Duration.ofSeconds(90)).get(0);
             String ofB = b.awaitReady(Duration.ofSeconds(90)).get(0);
+            // Both still run but act no more: their sandboxes' inits end at their own deadlines, no daemon cleans up.
+            a.suspend();
+            b.suspend();
             io.paddock.image.internal.store.ImageStore.deleteTree(wiped);
             awaitEnded(ofA);
             awaitEnded(ofB);

@@ -83,6 +83,16 @@ public final class EngineProcess implements AutoCloseable {
         return false;
     }
 
+    /**
+     * SIGSTOP: the engine still runs as far as the host can tell, but does nothing (its deadlines do not fire), so
+     * that its sandboxes stay as they are for another engine to find. {@link #kill} ends it.
+     */
+    public void suspend() throws IOException, InterruptedException {
+        if (new ProcessBuilder("kill", "-STOP", Long.toString(process.pid())).inheritIO().start().waitFor() != 0) {
+            throw new IOException("cannot stop the child engine " + process.pid());
+        }
+    }
+
     /** SIGKILL, as a crash or the OOM killer would: no shutdown hook runs. */
     public void kill() throws InterruptedException {
         process.destroyForcibly();
