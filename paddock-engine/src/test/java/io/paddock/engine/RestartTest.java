@@ -285,6 +285,94 @@ abstract class RestartTest {
         }
     }
 
+    /**
+     * A daemon gone for good (killed, its data directory then removed: a test's temp directory, an operator wiping
+     * /var/lib/paddock) leaves sandboxes no engine can adopt. Once their inits ended at their deadlines, the next
+     * engine to start, whoever's, reclaims everything of them: bundle, runtime state, cgroups, root overlay and
+     * writable layer, network namespace, veth, nft chains, network slot, resolv.conf, and the daemon's owner record.
+     */
+    @Test
+    void r12_aGoneDaemonsSandboxesAreReclaimedByTheNextEngineToStart() throws Exception {
+        ImageFixtures.busybox();
+        Path gone = Files.createTempDirectory("paddock-gone-daemon");
+        String id;
+        String daemon;
+        try (EngineProcess child = EngineProcess.start(List.of("-Dpaddock.test.initDeadlineGrace=PT1S"), gone, null,
+                "runtime:" + tier().runtimeName(), "short:5+networked+image:" + ImageFixtures.BUSYBOX)) {
+            id = child.awaitReady(Duration.ofSeconds(90)).get(0);
+            daemon = Files.readString(gone.resolve("engine-id")).trim();
+            child.kill();
+        }
+        io.paddock.image.internal.store.ImageStore.deleteTree(gone);
+        awaitEnded(id);
+        assertThat(resourcesOf(id)).as("left on the host by the gone daemon").contains("bundle " + id, "netns paddock-" + id)
+                .anyMatch(r -> r.startsWith("mount ") && r.contains("/roots/" + id));
+        Path ownerRecord = STATE.resolve("owners").resolve(daemon.substring("daemon:".length()));
+        assertThat(ownerRecord).as("the daemon's owner record").exists();
+        try (Paddock next = embedded()) {
+            assertThat(resourcesOf(id)).as("what the gone daemon's sandbox left, after another engine started").isEmpty();
+            assertThat(ownerRecord).as("the owner record of a daemon gone with its last sandbox").doesNotExist();
+        }
+    }
+
+    /**
+     * What another engine starting must leave of a daemon's sandboxes, even ended ones: all of a daemon that runs
+     * (its data directory removed or not; stopped with SIGSTOP here, so that it does not clean them up itself), and all of a daemon killed with its data directory in place, which
+     * adopts them when it starts again. Reclaimed only once it is gone for good.
+     */
+    @Test
+    void r12_aDaemonsSandboxesAreLeftWhileItRunsOrMayComeBack() throws Exception {
+        Path kept = Files.createTempDirectory("paddock-kept-daemon");
+        Path wiped = Files.createTempDirectory("paddock-wiped-daemon");
+        List<String> grace = List.of("-Dpaddock.test.initDeadlineGrace=PT1S");
+        String runtime = "runtime:" + tier().runtimeName();
+        try (EngineProcess a = EngineProcess.start(grace, kept, null, runtime, "short:8+networked");
+             EngineProcess b = EngineProcess.start(grace, wiped, null, runtime, "short:8")) {
+            String ofA = a.awaitReady(Duration.ofSeconds(90)).get(0);
+            String ofB = b.awaitReady(Duration.ofSeconds(90)).get(0);
+            // Both still run but act no more: their sandboxes' inits end at their own deadlines, no daemon cleans up.
+            a.suspend();
+            b.suspend();
+            io.paddock.image.internal.store.ImageStore.deleteTree(wiped);
+            awaitEnded(ofA);
+            awaitEnded(ofB);
+            try (Paddock other = embedded()) {
+                assertThat(resourcesOf(ofA)).as("a running daemon's ended sandbox").contains("bundle " + ofA, "netns paddock-" + ofA);
+                assertThat(resourcesOf(ofB)).as("a running daemon's ended sandbox, its data directory removed")
+                        .contains("bundle " + ofB);
+            }
+            a.kill();
+            b.kill();
+            try (Paddock other = embedded()) {
+                assertThat(resourcesOf(ofA)).as("a killed daemon's sandbox, its data directory in place")
+                        .contains("bundle " + ofA, "netns paddock-" + ofA);
+                assertThat(resourcesOf(ofB)).as("a killed daemon's sandbox, its data directory removed").isEmpty();
+            }
+            try (Paddock back = Paddock.local(LocalOptions.builder().dataDir(kept).defaultRuntime(tier().runtimeName()).build())) {
+                assertThat(back.get(ofA).awaitStop(Duration.ofSeconds(20))).as("adopted by its daemon").isPresent();
+                back.get(ofA).destroy();
+            }
+            assertThat(resourcesOf(ofA)).isEmpty();
+        } finally {
+            io.paddock.image.internal.store.ImageStore.deleteTree(kept);
+            io.paddock.image.internal.store.ImageStore.deleteTree(wiped);
+        }
+    }
+
+    /** Waits until no process is left in the sandbox's cgroups (its init ended at its own deadline). */
+    private static void awaitEnded(String id) throws InterruptedException {
+        long until = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (!HostFaults.cgroupProcesses(id).isEmpty() && System.nanoTime() < until) {
+            Thread.sleep(100);
+        }
+        assertThat(HostFaults.cgroupProcesses(id)).as("the init's own deadline ended " + id).isEmpty();
+    }
+
+    /** What the host holds of the sandbox {@code id}, whoever owns it. */
+    private static List<String> resourcesOf(String id) {
+        return new HostLeakCheck(STATE).allSandboxResources().stream().filter(r -> r.contains(id)).toList();
+    }
+
     @Test
     void r2_aCrashMidCreateLeavesNothingBehind() throws Exception {
         for (String failpoint : List.of("create.before-runtime-start", "create.after-runtime-start",

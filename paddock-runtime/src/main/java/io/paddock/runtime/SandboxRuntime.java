@@ -34,6 +34,15 @@ public interface SandboxRuntime {
     /** Sandboxes this runtime has resources for on this host, whoever started them. */
     List<RuntimeRecord> records();
 
+    /**
+     * Whether any process of the sandbox is left on this host (its init, a tier's helper). A reconciler reclaims a
+     * sandbox of a daemon that is gone for good only once it is not (its init ended at its own deadline). True
+     * when the tier cannot tell.
+     */
+    default boolean running(SandboxId id) {
+        return true;
+    }
+
     /** A one-line description for logs and {@code --version}: binary, version, cgroup layout. */
     String describe();
 

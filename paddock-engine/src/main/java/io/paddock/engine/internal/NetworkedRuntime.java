@@ -109,6 +109,11 @@ final class NetworkedRuntime implements SandboxRuntime {
     }
 
     @Override
+    public boolean running(SandboxId id) {
+        return tier.running(id);
+    }
+
+    @Override
     public Optional<io.paddock.runtime.RecordedSandbox> handOver(SandboxId id, String owner) {
         return tier.handOver(id, owner);
     }

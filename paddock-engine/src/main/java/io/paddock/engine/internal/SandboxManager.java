@@ -101,7 +101,7 @@ final class SandboxManager implements AutoCloseable {
         this.workspaces = new Workspaces(runtimes.host());
         this.persistent = options.dataDir().isPresent();
         this.store = persistent ? SqliteSandboxStore.open(options.dataDir().get()) : SandboxStore.NONE;
-        this.identity = persistent ? EngineIdentity.persistent(options.dataDir().get()) : EngineIdentity.create();
+        this.identity = persistent ? EngineIdentity.persistent(options.dataDir().get(), options.stateDir()) : EngineIdentity.create();
         this.hostNofileLimit = HostFacts.nofileHardLimit();
         this.timers = Executors.newSingleThreadScheduledExecutor(daemonThreads("paddock-timers"));
         this.stopper = Executors.newCachedThreadPool(daemonThreads("paddock-stopper"));
@@ -887,29 +887,44 @@ final class SandboxManager implements AutoCloseable {
 
     // ---- start-up and shutdown ----
 
-    /** Removes sandboxes on the host whose owning engine no longer runs (after a crash or kill -9). */
+    /**
+     * Removes sandboxes on the host whose owning engine is gone ({@link EngineIdentity#isAlive}): an embedded
+     * engine's once its process is (after a crash or kill -9); a daemon's once it is gone for good (its process
+     * gone and its data directory removed) and the sandbox's processes have ended (its init at its own deadline):
+     * one still running is left to its deadline and reclaimed by the next engine to start after it.
+     */
     private void reconcile() {
+        java.util.Set<String> owners = new java.util.HashSet<>();
         for (SandboxRuntime runtime : runtimes.all()) {
             reconcile(runtime);
         }
         // Networks whose sandbox has no bundle left on this host (a crash between the two) are nobody's.
         java.util.Set<SandboxId> onHost = new java.util.HashSet<>();
         for (SandboxRuntime runtime : runtimes.all()) {
-            runtime.records().forEach(r -> onHost.add(r.id()));
+            runtime.records().forEach(r -> {
+                onHost.add(r.id());
+                owners.add(r.owner());
+            });
         }
         for (SandboxId id : networks.sweep(onHost::contains)) {
             LOG.log(System.Logger.Level.INFO, "removed the orphaned network of " + id);
         }
+        EngineIdentity.collectOwnerRecords(options.stateDir(), owners);
     }
 
     private void reconcile(SandboxRuntime runtime) {
         for (RuntimeRecord rec : runtime.records()) {
-            if (rec.owner().equals(identity.token()) || EngineIdentity.isAlive(rec.owner())) {
+            if (rec.owner().equals(identity.token()) || EngineIdentity.isAlive(rec.owner(), options.stateDir())) {
+                continue;
+            }
+            if (EngineIdentity.isDaemon(rec.owner()) && runtime.running(rec.id())) {
+                LOG.log(System.Logger.Level.INFO, "sandbox " + rec.id() + " of the gone daemon " + rec.owner()
+                        + " still runs; it ends at its deadline and is reclaimed by the next engine to start");
                 continue;
             }
             try {
                 runtime.destroy(rec.id());
-                LOG.log(System.Logger.Level.INFO, "removed orphaned sandbox " + rec.id());
+                LOG.log(System.Logger.Level.INFO, "removed orphaned sandbox " + rec.id() + " of " + rec.owner());
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "could not remove orphaned sandbox " + rec.id() + ": " + e.getMessage());
             }

@@ -35,7 +35,7 @@ public final class EngineProcess implements AutoCloseable {
     /**
      * Starts a child engine on {@code dataDir} creating one sandbox per plan entry ({@code plain},
      * {@code named:NAME}, {@code entrypoint} (prints a tick five times a second), {@code short}: a 6-second
-     * lifetime, {@code short:N}: N seconds), or destroying one ({@code destroy:ID}); {@code pool:N} gives the child a warm pool of N
+     * lifetime, {@code short:N}: N seconds, {@code image:REF}: of that image; parts joined with {@code +} make one sandbox), or destroying one ({@code destroy:ID}); {@code pool:N} gives the child a warm pool of N
      * sandboxes of the plans' shape, filled before the first plan (so plain creates are pool hits);
      * {@code runtime:NAME} makes NAME the child's default tier. After READY, an {@code after:upload},
      * {@code after:download} or {@code after:oom} entry makes the child stall in the middle of an upload to
@@ -81,6 +81,16 @@ public final class EngineProcess implements AutoCloseable {
             }
         }
         return false;
+    }
+
+    /**
+     * SIGSTOP: the engine still runs as far as the host can tell, but does nothing (its deadlines do not fire), so
+     * that its sandboxes stay as they are for another engine to find. {@link #kill} ends it.
+     */
+    public void suspend() throws IOException, InterruptedException {
+        if (new ProcessBuilder("kill", "-STOP", Long.toString(process.pid())).inheritIO().start().waitFor() != 0) {
+            throw new IOException("cannot stop the child engine " + process.pid());
+        }
     }
 
     /** SIGKILL, as a crash or the OOM killer would: no shutdown hook runs. */
@@ -139,20 +149,23 @@ public final class EngineProcess implements AutoCloseable {
                 paddock.get(plan.substring(8)).destroy();
                 continue;
             }
-            SandboxSpec spec;
-            if (plan.startsWith("named:")) {
-                spec = base.name(plan.substring(6)).build();
-            } else if (plan.equals("entrypoint")) {
-                spec = base.entrypoint("sh", "-c", "while true; do echo tick; sleep 0.2; done").build();
-            } else if (plan.equals("networked")) {
-                spec = base.network(io.paddock.NetworkPolicy.allow("198.18.12.2/32")).port(8000).build();
-            } else if (plan.equals("short")) {
-                spec = base.timeout(Duration.ofSeconds(6)).build();
-            } else if (plan.startsWith("short:")) {
-                spec = base.timeout(Duration.ofSeconds(Long.parseLong(plan.substring(6)))).build();
-            } else {
-                spec = base.build();
+            // parts joined with '+' make one sandbox of them all: short:3+networked+image:REF
+            for (String part : plan.split("\\+")) {
+                if (part.startsWith("named:")) {
+                    base.name(part.substring(6));
+                } else if (part.equals("entrypoint")) {
+                    base.entrypoint("sh", "-c", "while true; do echo tick; sleep 0.2; done");
+                } else if (part.equals("networked")) {
+                    base.network(io.paddock.NetworkPolicy.allow("198.18.12.2/32")).port(8000);
+                } else if (part.equals("short")) {
+                    base.timeout(Duration.ofSeconds(6));
+                } else if (part.startsWith("short:")) {
+                    base.timeout(Duration.ofSeconds(Long.parseLong(part.substring(6))));
+                } else if (part.startsWith("image:")) {
+                    base.image(part.substring(6));
+                }
             }
+            SandboxSpec spec = base.build();
             base = SandboxSpec.builder().memory(ByteSize.mib(128)).pids(64).disk(ByteSize.mib(64)).timeout(Duration.ofMinutes(3));
             Sandbox sb = paddock.create(spec);
             sb.files().writeString("/workspace/marker", sb.id().value());

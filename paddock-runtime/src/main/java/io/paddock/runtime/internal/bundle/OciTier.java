@@ -530,6 +530,12 @@ public abstract class OciTier implements SandboxRuntime {
         return host.cgroups().usage(cgroupsPath(id));
     }
 
+    /** Whether its cgroups hold a process: every process of a sandbox is in them (on runsc the Sentry and gofer too). */
+    @Override
+    public boolean running(SandboxId id) {
+        return host.cgroups().populated(cgroupsPath(id));
+    }
+
     /** Freezes the sandbox's cgroups (every process of it: on runsc the Sentry and gofer too). */
     @Override
     public AutoCloseable freeze(SandboxId id) {

@@ -349,6 +349,34 @@ public final class Cgroups {
         return 0;
     }
 
+    /**
+     * Whether any process is left in the sandbox's cgroups: in any hierarchy, in the directory or any below it (a
+     * runsc exec's own). True too when a directory cannot be read: a caller that reclaims what is empty must not
+     * take a sandbox it cannot see into for one that ended.
+     */
+    public boolean populated(String cgroupsPath) {
+        for (Path dir : dirs(cgroupsPath)) {
+            try (java.util.stream.Stream<Path> walk = Files.walk(dir)) {
+                for (Path d : walk.filter(Files::isDirectory).toList()) {
+                    try (java.io.InputStream in = Files.newInputStream(d.resolve("cgroup.procs"))) {
+                        if (in.read() >= 0) {
+                            return true;
+                        }
+                    } catch (NoSuchFileException e) {
+                        // removed meanwhile
+                    }
+                }
+            } catch (NoSuchFileException e) {
+                // no directory in this hierarchy
+            } catch (IOException | java.io.UncheckedIOException e) {
+                if (!(e.getCause() instanceof NoSuchFileException)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     /** Whether any hierarchy still has a directory for this path. */
     public boolean exists(String cgroupsPath) {
         return dirs(cgroupsPath).stream().anyMatch(Files::isDirectory);
