@@ -17,6 +17,7 @@ import io.paddock.network.Destinations;
 import java.net.ProxySelector;
 import java.net.URI;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
