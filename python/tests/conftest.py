@@ -19,6 +19,8 @@ def client() -> Iterator[paddock.Client]:
         pytest.fail("the Python SDK's tests need root (they start a daemon that runs sandboxes)")
     os.environ.pop("PADDOCK_URL", None)
     os.environ.setdefault("PADDOCK_COMMAND", str(REPO / "paddock"))
+    # Image builds (bentoml's python_packages) reach the pip_index fixture's test host, besides apt's sources.
+    os.environ.setdefault("PADDOCK_BUILD_ALLOW", "apt-sources,198.18.16.2/32")
     c = paddock.Client()
     yield c
     c.close()
@@ -58,12 +60,31 @@ def pip_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                                "198.18.16.2", "--directory", str(root / "www")],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        time.sleep(0.5)
+        _await_listening("198.18.16.2", 8080, server)
         yield "http://198.18.16.2:8080/simple"
     finally:
         server.terminate()
         server.wait(10)
         subprocess.run(["sh", "-c", f"ip link del {ns}h 2>/dev/null; ip netns del {ns} 2>/dev/null; true"])
+
+
+def _await_listening(host: str, port: int, server: "subprocess.Popen[bytes]", limit: float = 60) -> None:
+    """Returns once the index's server accepts connections: a loaded machine starts Python slowly, and pip's
+    retries give up within a second or two."""
+    import socket
+    import time
+
+    deadline = time.monotonic() + limit
+    while True:
+        if server.poll() is not None:
+            pytest.fail(f"the test index's http.server exited with {server.returncode} before it listened")
+        try:
+            socket.create_connection((host, port), timeout=1).close()
+            return
+        except OSError as e:
+            if time.monotonic() > deadline:
+                pytest.fail(f"the test index at {host}:{port} did not listen within {limit:.0f} s: {e}")
+            time.sleep(0.1)
 
 
 @pytest.fixture()
