@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Stream;
@@ -46,7 +47,11 @@ public final class HostLeakCheck {
         return out;
     }
 
-    /** Ids of sandboxes whose owner is an engine in another process that is still running. */
+    /**
+     * Ids of sandboxes whose owner is an engine in another process that is still running: an embedded engine's
+     * token names its process; a daemon's ({@code daemon:<nonce>}) names its owner record, which names its
+     * process, and a daemon this JVM started (a child, a grandchild) is not another's.
+     */
     private Set<String> foreignSandboxIds() {
         Set<String> out = new TreeSet<>();
         long self = ProcessHandle.current().pid();
@@ -58,9 +63,41 @@ public final class HostLeakCheck {
                 if (pid != self && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
                     out.add(bundle.getFileName().toString());
                 }
+            } else if (owner.matches("daemon:[0-9a-f]{16,64}")) {
+                String process = lines(stateDir.resolve("owners").resolve(owner.substring("daemon:".length()))).stream()
+                        .filter(l -> l.startsWith("process ")).findFirst().orElse("");
+                java.util.regex.Matcher m = java.util.regex.Pattern.compile("process (\\d+)\\.(\\d+)").matcher(process);
+                if (m.matches() && anotherLiveProcess(Long.parseLong(m.group(1)), m.group(2), self)) {
+                    out.add(bundle.getFileName().toString());
+                }
             }
         }
         return out;
+    }
+
+    /** Whether {@code pid}, started at {@code startTime} (clock ticks after boot), runs and is neither this JVM nor below it. */
+    private static boolean anotherLiveProcess(long pid, String startTime, long self) {
+        Optional<ProcessHandle> p = ProcessHandle.of(pid);
+        if (p.isEmpty() || !p.get().isAlive() || !startTime.equals(startTimeOf(pid))) {
+            return false;
+        }
+        for (Optional<ProcessHandle> up = Optional.of(p.get()); up.isPresent(); up = up.get().parent()) {
+            if (up.get().pid() == self) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Field 22 of {@code /proc/<pid>/stat}: when the process started. */
+    private static String startTimeOf(long pid) {
+        List<String> stat = lines(Path.of("/proc", Long.toString(pid), "stat"));
+        if (stat.isEmpty()) {
+            return "";
+        }
+        String line = stat.get(0);
+        String[] f = line.substring(line.lastIndexOf(')') + 2).split(" ");
+        return f.length > 19 ? f[19] : "";
     }
 
     /** A sandbox id, or a bundle being staged under one ("." + id): other names are not Paddock's. */

@@ -574,6 +574,9 @@ public abstract class OciTier implements SandboxRuntime {
         }
         if (hasLayer) {
             host.writable().delete(id);
+        } else {
+            // claimed, but its engine stopped before it made the layer (without setting up the store for it)
+            WritableLayers.forgetClaim(host.storageDir(), id);
         }
     }
 

@@ -238,6 +238,15 @@ public final class WritableLayers {
         }
     }
 
+    /** {@link #forget} for the store under {@code storageDir}, without opening (or setting up) the store. */
+    public static void forgetClaim(Path storageDir, SandboxId id) {
+        try {
+            Files.deleteIfExists(storageDir.resolve("writable.owners").resolve(id.value()));
+        } catch (IOException e) {
+            throw new SandboxException(ErrorCode.INTERNAL, "cannot remove the claim of " + id + "'s writable layer: " + e, e);
+        }
+    }
+
     /**
      * Records that the writable layer {@code id} is about to be made is the sandbox's of the engine whose state
      * directory is {@code stateDir}: {@code <storage>/writable.owners/<id>}, outside the filesystem the sandboxes
