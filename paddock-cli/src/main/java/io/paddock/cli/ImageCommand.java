@@ -9,6 +9,7 @@ import io.paddock.LocalOptions;
 import io.paddock.Paddock;
 import io.paddock.RegistryAuth;
 import io.paddock.SandboxException;
+import io.paddock.code.CodeImages;
 import io.paddock.wire.Wire;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -387,7 +388,7 @@ final class ImageCommand implements Runnable {
                 if (json) {
                     printJson(json(info));
                 } else {
-                    System.out.println(io.paddock.image.internal.CodeImage.NAME);
+                    System.out.println(CodeImages.FULL);
                 }
             }
             return 0;
@@ -395,8 +396,7 @@ final class ImageCommand implements Runnable {
 
         /** Builds the code image (each step cached, so this is quick once it is built). */
         static ImageInfo prepare(Paddock p, ImageListener listener) {
-            return p.images().build(io.paddock.image.internal.CodeImage.image(),
-                    List.of(io.paddock.image.internal.CodeImage.NAME), listener);
+            return p.images().build(CodeImages.full(), List.of(CodeImages.FULL), listener);
         }
     }
 

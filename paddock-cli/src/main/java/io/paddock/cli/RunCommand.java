@@ -6,6 +6,7 @@ import io.paddock.Paddock;
 import io.paddock.Sandbox;
 import io.paddock.SandboxException;
 import io.paddock.SandboxSpec;
+import io.paddock.code.CodeImages;
 import io.paddock.code.CodeInterpreter;
 import io.paddock.code.CodeRequest;
 import io.paddock.code.CodeResult;
@@ -129,29 +130,24 @@ final class RunCommand implements Callable<Integer> {
         CodeOutput output = new CodeOutput(System.out, System.err);
         quietEngineLogging();
         try (Paddock paddock = Paddock.local(localOptions())) {
-            SandboxSpec withImage = spec.image != null ? sandboxSpec : codeImage(paddock, sandboxSpec);
+            SandboxSpec withImage = spec.image != null ? sandboxSpec : codeImage(paddock, sandboxSpec, code.language);
             return runCode(paddock, withImage, request, output, dir, limit);
         }
     }
 
     /**
-     * Code runs default to Paddock's code image, which has every language's toolchain: built now (with its
-     * progress on stderr) if this host has not got it yet.
+     * Code runs default to Paddock's code images: the full one when this host has it ({@code paddock image
+     * prepare}), else the language's lean image, built now (with its progress on stderr) if it is not here yet.
      */
-    private static SandboxSpec codeImage(Paddock paddock, SandboxSpec spec) {
-        String name = io.paddock.image.internal.CodeImage.NAME;
-        try {
-            paddock.images().inspect(name);
-        } catch (SandboxException e) {
-            if (e.code() != io.paddock.ErrorCode.NOT_FOUND) {
-                throw e;
-            }
-            System.err.println("paddock: building " + name + " once (Debian with Python and its plotting libraries,"
-                    + " Node.js, a JDK, gcc/g++, Perl, Ruby, Go and R; a few minutes); later runs reuse it."
-                    + " `paddock image prepare` does this ahead of time; --image host uses the host's toolchains.");
-            ImageCommand.Prepare.prepare(paddock, new ImageCommand.Progress(false));
+    private static SandboxSpec codeImage(Paddock paddock, SandboxSpec spec, String language) {
+        CodeImages.Named image = CodeImages.forRun(paddock.images(), Languages.defaults().get(language));
+        if (CodeImages.stored(paddock.images(), image.name()).isEmpty()) {
+            System.err.println("paddock: building " + image.name() + " once (" + image.description() + ");"
+                    + " later runs reuse it. `paddock image prepare` builds the image of every language ahead of time;"
+                    + " --image host uses the host's toolchains.");
+            image.ensure(paddock.images(), new ImageCommand.Progress(false));
         }
-        return spec.toBuilder().image(name).build();
+        return spec.toBuilder().image(image.name()).build();
     }
 
     private static int runCode(Paddock paddock, SandboxSpec sandboxSpec, CodeRequest request, CodeOutput output,

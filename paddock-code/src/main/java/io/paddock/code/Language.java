@@ -30,11 +30,13 @@ import java.util.Optional;
  * @param lineComment   the line-comment prefix (used by {@link CodePolicy} to skip comments); may be empty
  * @param imports       regular expressions with a named group {@code modules} that find imported modules
  *                      (used by {@link CodePolicy} import rules)
+ * @param debian        the Debian packages a lean image for this language installs on top of Debian's base
+ *                      ({@link CodeImages#forLanguage}); empty when the base has what it needs
  */
 public record Language(String name, List<String> aliases, String sourceFile, List<String> compile,
                        List<String> run, List<String> kernel, Map<String, String> env,
                        Optional<PackageManager> packages, boolean contexts, boolean plots, String lineComment,
-                       List<String> imports) {
+                       List<String> imports, List<String> debian) {
 
     public Language {
         Objects.requireNonNull(name, "name");
@@ -47,6 +49,12 @@ public record Language(String name, List<String> aliases, String sourceFile, Lis
         Objects.requireNonNull(packages, "packages");
         lineComment = lineComment == null ? "" : lineComment;
         imports = List.copyOf(imports);
+        debian = List.copyOf(debian);
+        for (String pkg : debian) {
+            if (!pkg.matches("[a-z0-9][a-z0-9+.-]{0,99}")) {
+                throw SandboxException.invalid("language.debian", "'" + pkg + "' is not a Debian package name");
+            }
+        }
         if (!name.matches("[a-z][a-z0-9+#._-]{0,31}")) {
             throw SandboxException.invalid("language.name", "must be lower case letters, digits or +#._-, got '" + name + "'");
         }
@@ -59,6 +67,14 @@ public record Language(String name, List<String> aliases, String sourceFile, Lis
         if (contexts && kernel.isEmpty()) {
             throw SandboxException.invalid("language.kernel", "language '" + name + "' supports contexts but has no kernel");
         }
+    }
+
+    /** A row without Debian packages of its own (its lean image is Debian's base with the common packages). */
+    public Language(String name, List<String> aliases, String sourceFile, List<String> compile, List<String> run,
+                    List<String> kernel, Map<String, String> env, Optional<PackageManager> packages, boolean contexts,
+                    boolean plots, String lineComment, List<String> imports) {
+        this(name, aliases, sourceFile, compile, run, kernel, env, packages, contexts, plots, lineComment, imports,
+                List.of());
     }
 
     /** Whether {@code nameOrAlias} names this language (case-insensitive). */

@@ -1,11 +1,13 @@
 package io.paddock.e2b;
 
+import io.paddock.Images;
 import io.paddock.Sandbox;
 import io.paddock.SandboxInfo;
 import io.paddock.SandboxQuery;
 import io.paddock.SandboxSpec;
 
 import java.util.List;
+import java.util.Optional;
 
 /**
  * What the E2B API may do with the daemon's sandboxes: who holds an API key, and what that holder sees. The
@@ -26,6 +28,14 @@ public interface E2bAccess {
      * in-sandbox calls, after their per-sandbox access token has been checked (the token is the credential).
      */
     Sandbox sandbox(String id);
+
+    /**
+     * The daemon's image store, for building a template's image from the recipe the operator's options give it
+     * ({@link E2bOptions#recipe}) on its first create; empty when templates are never built here.
+     */
+    default Optional<Images> images() {
+        return Optional.empty();
+    }
 
     /** The sandboxes one key may use. */
     interface Holder {

@@ -1,6 +1,8 @@
 package io.paddock.e2b;
 
+import io.paddock.Image;
 import io.paddock.SandboxException;
+import io.paddock.code.CodeImages;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -12,20 +14,24 @@ import java.util.Optional;
  * Options of the E2B-compatible listener ({@link E2bServer}). Immutable; build one with {@link #builder()}.
  *
  * <p>Templates are Paddock images: {@code base} is {@code host} and {@code code-interpreter-v1} the code image
- * ({@link #CODE_IMAGE}) unless set otherwise with {@link Builder#template(String, String)}.
+ * ({@link #CODE_IMAGE}) unless set otherwise with {@link Builder#template(String, String)}. A template with a
+ * recipe ({@link #recipe}; the code image has one) is built on its first create when its image is not stored:
+ * that create waits up to {@link #prepareWait()}, and until the build is done creates answer 503 saying so.
  */
 public final class E2bOptions {
     /** The template E2B's {@code e2b} SDK creates by default. */
     public static final String BASE_TEMPLATE = "base";
     /** The template E2B's {@code @e2b/code-interpreter} SDK creates by default. */
     public static final String CODE_TEMPLATE = "code-interpreter-v1";
-    /** Paddock's batteries-included code image (see paddock-code's {@code CodeImage}). */
-    public static final String CODE_IMAGE = "paddock/code:bookworm-1";
+    /** Paddock's batteries-included code image (paddock-code's {@link CodeImages#FULL}). */
+    public static final String CODE_IMAGE = CodeImages.FULL;
 
     private final String host;
     private final int port;
     private final byte[] key;
     private final Map<String, String> templates;
+    private final Map<String, Image> recipes;
+    private final Duration prepareWait;
     private final long maxJsonBytes;
     private final long maxUploadBytes;
     private final Duration idleTimeout;
@@ -36,6 +42,8 @@ public final class E2bOptions {
         this.port = b.port;
         this.key = b.key.clone();
         this.templates = Map.copyOf(b.templates);
+        this.recipes = Map.copyOf(b.recipes);
+        this.prepareWait = b.prepareWait;
         this.maxJsonBytes = b.maxJsonBytes;
         this.maxUploadBytes = b.maxUploadBytes;
         this.idleTimeout = b.idleTimeout;
@@ -68,6 +76,16 @@ public final class E2bOptions {
         return Optional.ofNullable(templates.get(template));
     }
 
+    /** What builds {@code template}'s image when it is not stored; empty for a template served as it is. */
+    public Optional<Image> recipe(String template) {
+        return Optional.ofNullable(recipes.get(template));
+    }
+
+    /** How long a create waits for its template's first build before answering 503 (it goes on building). */
+    public Duration prepareWait() {
+        return prepareWait;
+    }
+
     public long maxJsonBytes() {
         return maxJsonBytes;
     }
@@ -94,6 +112,8 @@ public final class E2bOptions {
         private int port = 0;
         private byte[] key;
         private final Map<String, String> templates = new LinkedHashMap<>(Map.of(BASE_TEMPLATE, "host", CODE_TEMPLATE, CODE_IMAGE));
+        private final Map<String, Image> recipes = new LinkedHashMap<>(Map.of(CODE_TEMPLATE, CodeImages.full()));
+        private Duration prepareWait = Duration.ofSeconds(20);
         private long maxJsonBytes = 1L << 20;
         private long maxUploadBytes = 1L << 30;
         private Duration idleTimeout = Duration.ofSeconds(30);
@@ -125,12 +145,35 @@ public final class E2bOptions {
             return this;
         }
 
-        /** Serves {@code template} with {@code image} ({@code host} or a stored image's reference). */
+        /** Serves {@code template} with {@code image} ({@code host} or a stored image's reference) as it is. */
         public Builder template(String template, String image) {
             if (template == null || template.isBlank() || image == null || image.isBlank()) {
                 throw SandboxException.invalid("template", "a template name and an image are required");
             }
             templates.put(template, image);
+            recipes.remove(template);
+            return this;
+        }
+
+        /**
+         * Serves {@code template} with {@code image}, built from {@code recipe} on the template's first create
+         * when the image is not stored (the daemon builds it, whoever asked).
+         */
+        public Builder template(String template, String image, Image recipe) {
+            template(template, image);
+            if (image.equals("host")) {
+                throw SandboxException.invalid("template", "'host' is not built; serve it without a recipe");
+            }
+            recipes.put(template, Objects.requireNonNull(recipe, "recipe"));
+            return this;
+        }
+
+        /** How long a create waits for its template's first build before answering 503; at most 10 minutes. */
+        public Builder prepareWait(Duration wait) {
+            if (wait == null || wait.isNegative() || wait.compareTo(Duration.ofMinutes(10)) > 0) {
+                throw SandboxException.invalid("prepareWait", "between 0 and 10 minutes, got " + wait);
+            }
+            this.prepareWait = wait;
             return this;
         }
 

@@ -17,6 +17,7 @@ import java.net.http.HttpResponse;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The listener's routing, authentication and error shapes, over an {@link E2bAccess} that has no sandboxes
@@ -107,6 +108,21 @@ class E2bServerTest {
                 .POST(HttpRequest.BodyPublishers.ofString("{\"templateID\":\"base\",\"mcp\":{}}")));
         assertThat(mcp.statusCode()).isEqualTo(400);
         assertThat(mcp.body()).contains("'mcp' is not supported");
+    }
+
+    /** A fresh daemon builds the code interpreter's image on first use: its template comes with the code image's recipe. */
+    @Test
+    void theCodeInterpretersTemplateHasTheCodeImagesRecipeUnlessServedOtherwise() {
+        E2bOptions defaults = E2bOptions.builder().key(new byte[32]).build();
+        assertThat(defaults.image(E2bOptions.CODE_TEMPLATE)).contains(io.paddock.code.CodeImages.FULL);
+        assertThat(defaults.recipe(E2bOptions.CODE_TEMPLATE)).isPresent();
+        assertThat(defaults.recipe(E2bOptions.CODE_TEMPLATE).orElseThrow().steps())
+                .isEqualTo(io.paddock.code.CodeImages.full().steps());
+        assertThat(defaults.recipe(E2bOptions.BASE_TEMPLATE)).isEmpty();
+        E2bOptions asHost = E2bOptions.builder().key(new byte[32]).template(E2bOptions.CODE_TEMPLATE, "host").build();
+        assertThat(asHost.recipe(E2bOptions.CODE_TEMPLATE)).isEmpty();
+        assertThatThrownBy(() -> E2bOptions.builder().template("t", "host", io.paddock.code.CodeImages.full()))
+                .hasMessageContaining("'host' is not built");
     }
 
     /**

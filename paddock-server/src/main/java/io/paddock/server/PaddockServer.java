@@ -204,7 +204,15 @@ public final class PaddockServer implements AutoCloseable {
                 .key(urlTokens.derive("paddock-e2b-envd-access-v1")) // deleting the key file revokes these too
                 .maxJsonBytes(options.maxJsonBytes()).maxUploadBytes(options.maxUploadBytes())
                 .idleTimeout(options.idleTimeout()).maxConnections(options.maxConnections());
-        options.e2bTemplates().forEach(e2b::template);
+        options.e2bTemplates().forEach((template, image) -> {
+            io.paddock.Image recipe = options.e2bRecipes().get(template);
+            if (recipe == null) {
+                e2b.template(template, image);
+            } else {
+                e2b.template(template, image, recipe);
+            }
+        });
+        options.e2bPrepareWait().ifPresent(e2b::prepareWait);
         return io.paddock.e2b.E2bServer.start(e2b.build(), new io.paddock.server.internal.E2bTenancy(paddock, auth, tenancy));
     }
 

@@ -56,6 +56,8 @@ public final class ServerOptions {
     private final String e2bHost;
     private final int e2bPort;
     private final Map<String, String> e2bTemplates;
+    private final Map<String, io.paddock.Image> e2bRecipes;
+    private final java.time.Duration e2bPrepareWait;
     private final long auditMaxBytes;
     private final int auditKeep;
 
@@ -78,6 +80,8 @@ public final class ServerOptions {
         this.e2bHost = b.e2bHost;
         this.e2bPort = b.e2bPort;
         this.e2bTemplates = Map.copyOf(b.e2bTemplates);
+        this.e2bRecipes = Map.copyOf(b.e2bRecipes);
+        this.e2bPrepareWait = b.e2bPrepareWait;
         this.auditMaxBytes = b.auditMaxBytes;
         this.auditKeep = b.auditKeep;
     }
@@ -114,6 +118,16 @@ public final class ServerOptions {
     /** E2B templates served besides the default ones ({@code base}: host; {@code code-interpreter-v1}: the code image). */
     public Map<String, String> e2bTemplates() {
         return e2bTemplates;
+    }
+
+    /** The recipes of {@link #e2bTemplates()} built on their first create when their image is not stored. */
+    public Map<String, io.paddock.Image> e2bRecipes() {
+        return e2bRecipes;
+    }
+
+    /** How long an E2B create waits for its template's first build (empty: the listener's default). */
+    public Optional<java.time.Duration> e2bPrepareWait() {
+        return Optional.ofNullable(e2bPrepareWait);
     }
 
     public static Builder builder() {
@@ -256,6 +270,8 @@ public final class ServerOptions {
         b.e2bHost = e2bHost;
         b.e2bPort = e2bPort;
         b.e2bTemplates.putAll(e2bTemplates);
+        b.e2bRecipes.putAll(e2bRecipes);
+        b.e2bPrepareWait = e2bPrepareWait;
         b.auditMaxBytes = auditMaxBytes;
         b.auditKeep = auditKeep;
         return b;
@@ -290,6 +306,8 @@ public final class ServerOptions {
         private String e2bHost;
         private int e2bPort;
         private final Map<String, String> e2bTemplates = new LinkedHashMap<>();
+        private final Map<String, io.paddock.Image> e2bRecipes = new LinkedHashMap<>();
+        private java.time.Duration e2bPrepareWait;
         private long auditMaxBytes = DEFAULT_AUDIT_MAX_BYTES;
         private int auditKeep = DEFAULT_AUDIT_KEEP;
 
@@ -309,6 +327,20 @@ public final class ServerOptions {
         /** Serves the E2B template {@code template} with {@code image} ({@code host} or a stored image). */
         public Builder e2bTemplate(String template, String image) {
             e2bTemplates.put(java.util.Objects.requireNonNull(template, "template"), java.util.Objects.requireNonNull(image, "image"));
+            e2bRecipes.remove(template);
+            return this;
+        }
+
+        /** Serves {@code template} with {@code image}, built from {@code recipe} on its first create if not stored. */
+        public Builder e2bTemplate(String template, String image, io.paddock.Image recipe) {
+            e2bTemplate(template, image);
+            e2bRecipes.put(template, java.util.Objects.requireNonNull(recipe, "recipe"));
+            return this;
+        }
+
+        /** How long an E2B create waits for its template's first build before answering 503 (default 20 s). */
+        public Builder e2bPrepareWait(java.time.Duration wait) {
+            this.e2bPrepareWait = java.util.Objects.requireNonNull(wait, "wait");
             return this;
         }
 

@@ -64,6 +64,7 @@ public final class LanguageTable {
         return new Language(name, Json.strings(n, "aliases"), Json.text(n, "sourceFile", null),
                 Json.strings(n, "compile"), Json.strings(n, "run"), Json.strings(n, "kernel"),
                 Json.stringMap(n, "env"), packages, n.path("contexts").asBoolean(false),
-                n.path("plots").asBoolean(false), Json.text(n, "lineComment", ""), Json.strings(n, "imports"));
+                n.path("plots").asBoolean(false), Json.text(n, "lineComment", ""), Json.strings(n, "imports"),
+                Json.strings(n, "debian"));
     }
 }

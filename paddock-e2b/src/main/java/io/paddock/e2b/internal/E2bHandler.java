@@ -56,6 +56,7 @@ public final class E2bHandler extends Handler.Abstract {
     private final E2bAccess access;
     private final AccessTokens tokens;
     private final SandboxCalls inSandbox;
+    private final TemplateImages templateImages;
 
     public E2bHandler(E2bOptions options, E2bAccess access, CodeState code) {
         super(InvocationType.BLOCKING);
@@ -63,6 +64,7 @@ public final class E2bHandler extends Handler.Abstract {
         this.access = access;
         this.tokens = new AccessTokens(options.key());
         this.inSandbox = new SandboxCalls(options, access, tokens, code);
+        this.templateImages = new TemplateImages(access);
     }
 
     @Override
@@ -251,7 +253,9 @@ public final class E2bHandler extends Handler.Abstract {
         if (body.has("allow_internet_access") && body.get("allow_internet_access").asBoolean()) {
             spec.network(io.paddock.NetworkMode.OPEN); // public addresses only; the deny list stays
         }
-        return holder.create(spec.build());
+        SandboxSpec built = spec.build();
+        options.recipe(template).ifPresent(recipe -> templateImages.await(template, image, recipe, options.prepareWait()));
+        return holder.create(built);
     }
 
     private static Duration timeout(JsonNode body, boolean required) {

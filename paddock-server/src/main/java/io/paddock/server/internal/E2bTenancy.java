@@ -60,6 +60,12 @@ public final class E2bTenancy implements E2bAccess {
         };
     }
 
+    /** Templates' images are the daemon's own (their recipes are the operator's options), built as the operator. */
+    @Override
+    public java.util.Optional<io.paddock.Images> images() {
+        return java.util.Optional.of(paddock.images());
+    }
+
     @Override
     public Sandbox sandbox(String id) {
         if (!SandboxId.isValid(id)) {
