@@ -128,3 +128,15 @@ def test_bad_input_is_a_clear_exception(client: paddock.Client) -> None:
         p = sb.start("printf", "\\377\\n")
         assert list(p.stdout) == [b"\xff\n"]
         assert p.wait(30).exit_code == 0
+
+
+def test_a_private_daemon_leaves_nothing_in_tmp(client: paddock.Client) -> None:
+    """A private daemon's directory (its data and log, under the temporary directory) goes with it (issue 36, item 5)."""
+    from paddock._client import _LocalDaemon
+
+    daemon = _LocalDaemon()
+    directory = daemon._dir
+    assert os.path.isdir(os.path.join(directory, "data"))
+    daemon._stop()
+    assert daemon._proc.poll() is not None
+    assert not os.path.exists(directory), os.listdir(directory)

@@ -212,7 +212,7 @@ class _LocalDaemon:
             except httpx.TransportError:
                 pass
             time.sleep(0.25)
-        self._stop()
+        self._stop(keep=True)
         raise UnavailableError(f"the local daemon did not start in time; see {self._log.name}")
 
     @classmethod
@@ -231,14 +231,34 @@ class _LocalDaemon:
                 self._stop()
                 _LocalDaemon._shared = None
 
-    def _stop(self) -> None:
+    def _stop(self, keep: bool = False) -> None:
         if self._proc.poll() is None:
             self._proc.terminate()
             try:
                 self._proc.wait(30)
             except subprocess.TimeoutExpired:
                 self._proc.kill()
+                self._proc.wait(30)
         self._log.close()
+        if not keep:
+            _remove_private_dir(self._dir)
+
+
+def _remove_private_dir(path: str) -> None:
+    """Removes a stopped private daemon's directory (its data and log), unless something is still mounted under
+    it: shutil.rmtree would go into a mount and delete what is not the daemon's."""
+    real = os.path.realpath(path)
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                fields = line.split()
+                if len(fields) > 4:
+                    point = fields[4].replace("\\040", " ")
+                    if point == real or point.startswith(real + "/"):
+                        return
+    except OSError:
+        return
+    shutil.rmtree(real, ignore_errors=True)
 
 
 __all__ = ["Client", "Volumes", "Codebases", "NotFoundError"]

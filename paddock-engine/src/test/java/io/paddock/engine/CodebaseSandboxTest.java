@@ -203,6 +203,33 @@ class CodebaseSandboxTest {
             assertThat(Files.readString(source.resolve("src/main.py"))).isEqualTo("code");
         }
 
+        /** Issue 36, item 5: a revision, and its views, are deleted once no sandbox that started from it is left. */
+        @Test
+        void anOldRevisionAndItsViewsGoOnceNoSandboxStartedFromThem() throws Exception {
+            Path home = LocalOptions.DEFAULT_STORAGE_DIR.resolve("writable").resolve("codebases").resolve(name);
+            try (Sandbox a = create(PermissionPreset.FULL_ACCESS)) {
+                try (Sandbox b = create(PermissionPreset.FULL_ACCESS)) {
+                    sh(b, "echo from-b > /workspace/out/b.txt");
+                    assertThat(paddock.codebases().commit(b.id()).revision()).isEqualTo(2);
+                }
+                assertThat(home.resolve("r1")).as("sandbox a started from revision 1").isDirectory();
+                assertThat(viewsOf(home, 1)).as("a's view of revision 1").hasSize(1);
+            }
+            assertThat(home.resolve("r1")).as("revision 1, no sandbox left that started from it").doesNotExist();
+            assertThat(viewsOf(home, 1)).isEmpty();
+            assertThat(home.resolve("r2").resolve("out").resolve("b.txt")).hasContent("from-b\n");
+            try (Sandbox c = create(PermissionPreset.FULL_ACCESS)) {
+                assertThat(sh(c, "cat /workspace/out/b.txt")).isEqualTo("from-b\n");
+            }
+            assertThat(viewsOf(home, 2)).as("the current revision's views stay for the next sandbox").isNotEmpty();
+        }
+
+        private static List<String> viewsOf(Path home, int revision) throws java.io.IOException {
+            try (java.util.stream.Stream<Path> s = Files.list(home.resolve("views"))) {
+                return s.map(p -> p.getFileName().toString()).filter(f -> f.startsWith("r" + revision + "-")).toList();
+            }
+        }
+
         @Test
         void aCommitThatMeetsANewerChangeIsRefusedWhole() {
             try (Sandbox a = create(PermissionPreset.FULL_ACCESS); Sandbox b = create(PermissionPreset.FULL_ACCESS)) {

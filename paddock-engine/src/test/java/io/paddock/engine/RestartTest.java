@@ -316,6 +316,30 @@ abstract class RestartTest {
     }
 
     /**
+     * A gone daemon's paused sandbox never ends by itself (its init is frozen, so its own deadline never fires)
+     * and nobody is left to resume it: the next engine to start reclaims it like an ended one, thawing and
+     * killing it first.
+     */
+    @Test
+    void r12_aGoneDaemonsPausedSandboxIsReclaimedAtOnce() throws Exception {
+        Path gone = Files.createTempDirectory("paddock-gone-daemon");
+        String id;
+        try (EngineProcess child = EngineProcess.start(List.of(), gone, null,
+                "runtime:" + tier().runtimeName(), "paused+networked")) {
+            id = child.awaitReady(Duration.ofSeconds(90)).get(0);
+            child.kill();
+        }
+        io.paddock.image.internal.store.ImageStore.deleteTree(gone);
+        assertThat(HostFaults.cgroupProcesses(id)).as("the paused sandbox's processes, frozen").isNotEmpty();
+        assertThat(resourcesOf(id)).as("left on the host by the gone daemon").contains("bundle " + id, "netns paddock-" + id);
+        try (Paddock next = embedded()) {
+            assertThat(resourcesOf(id)).as("what the gone daemon's paused sandbox left, after another engine started")
+                    .isEmpty();
+            assertThat(HostFaults.cgroupProcesses(id)).isEmpty();
+        }
+    }
+
+    /**
      * What another engine starting must leave of a daemon's sandboxes, even ended ones: all of a daemon that runs
      * (its data directory removed or not; stopped with SIGSTOP here, so that it does not clean them up itself), and all of a daemon killed with its data directory in place, which
      * adopts them when it starts again. Reclaimed only once it is gone for good.

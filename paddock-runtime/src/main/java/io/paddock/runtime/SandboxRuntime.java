@@ -35,9 +35,10 @@ public interface SandboxRuntime {
     List<RuntimeRecord> records();
 
     /**
-     * Whether any process of the sandbox is left on this host (its init, a tier's helper). A reconciler reclaims a
-     * sandbox of a daemon that is gone for good only once it is not (its init ended at its own deadline). True
-     * when the tier cannot tell.
+     * Whether the sandbox still runs on this host: a process of it is left (its init, a tier's helper) and it is
+     * not frozen (paused). A reconciler reclaims a sandbox of a daemon that is gone for good only once it is not
+     * (its init ended at its own deadline; a paused one never would, nobody being left to resume it). True when
+     * the tier cannot tell.
      */
     default boolean running(SandboxId id) {
         return true;

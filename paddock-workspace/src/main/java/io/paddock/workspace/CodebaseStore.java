@@ -45,10 +45,13 @@ import java.util.stream.Stream;
  * <pre>
  *   codebases/&lt;name&gt;/codebase.json      name, revision, files, bytes, updated
  *   codebases/&lt;name&gt;/r&lt;N&gt;/              revision N (owned by the engine; files 0644/0755, directories 0755)
- *   codebases/&lt;name&gt;/views/&lt;key&gt;/       a revision as a sandbox sees it under some rules (see {@link ViewBuilder}),
+ *   codebases/&lt;name&gt;/views/r&lt;N&gt;-&lt;key&gt;/  revision N as a sandbox sees it under some rules (see {@link ViewBuilder}),
  *                                          a snapshot of the revision made once per revision, rules and user
- *   codebases/&lt;name&gt;/sandboxes/&lt;id&gt;     the revision and view a sandbox started from
+ *   codebases/&lt;name&gt;/sandboxes/&lt;id&gt;     the revision a sandbox started from
  * </pre>
+ *
+ * A revision older than the current one, and its views, are kept while a sandbox that started from it is
+ * recorded, and deleted once none is (after a commit and after a sandbox's record goes; {@link #collect}).
  *
  * Every change is made under a temporary name and renamed into place, so a crash leaves no half codebase,
  * revision or view. Thread-safe: operations on one codebase are serialised.
@@ -57,7 +60,7 @@ public final class CodebaseStore {
     /** The most a codebase's revision may hold. */
     public static final long MAX_BYTES = 64L << 30;
     /** Bumped when what a view holds changes, so that views made before are not reused. */
-    private static final int VIEW_FORMAT = 1;
+    private static final int VIEW_FORMAT = 2;
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -292,7 +295,7 @@ public final class CodebaseStore {
             CodebaseInfo info = get(name);
             Path home = home(name);
             Path rev = home.resolve("r" + info.revision());
-            String key = viewKey(info.revision(), mount, uid, gid);
+            String key = "r" + info.revision() + "-" + viewKey(info.revision(), mount, uid, gid);
             Path view = home.resolve("views").resolve(key);
             try {
                 // A view is made once per revision, rules and user; later sandboxes only mount it.
@@ -335,12 +338,73 @@ public final class CodebaseStore {
         }
     }
 
-    /** Forgets a sandbox's record (at its destroy). */
+    /** Forgets a sandbox's record (at its destroy), and what only it still needed ({@link #collect}). */
     public void unmount(String sandboxId, String codebase) {
-        try {
-            Files.deleteIfExists(home(codebase).resolve("sandboxes").resolve(sandboxId));
-        } catch (IOException | SandboxException e) {
-            // a missing codebase has nothing to forget
+        synchronized (lock(codebase)) {
+            try {
+                Files.deleteIfExists(home(codebase).resolve("sandboxes").resolve(sandboxId));
+                collect(codebase);
+            } catch (IOException | SandboxException e) {
+                // a missing codebase has nothing to forget
+            }
+        }
+    }
+
+    /**
+     * Deletes codebase {@code name}'s revisions older than the current one, and views of revisions other than the
+     * current one, that no recorded sandbox started from; views of an older format (which name no revision) go
+     * once no sandbox is recorded at all. Called holding the codebase's lock. Best effort: what cannot be
+     * deleted now is tried again at the next call.
+     */
+    void collect(String name) {
+        Path home = home(name);
+        int current = get(name).revision();
+        java.util.Set<Integer> inUse = new java.util.HashSet<>(java.util.Set.of(current));
+        boolean anySandbox = false;
+        Path users = home.resolve("sandboxes");
+        if (Files.isDirectory(users, LinkOption.NOFOLLOW_LINKS)) {
+            try (Stream<Path> s = Files.list(users)) {
+                for (Path p : s.toList()) {
+                    anySandbox = true;
+                    try {
+                        inUse.add(Integer.parseInt(Files.readString(p, StandardCharsets.UTF_8).trim()));
+                    } catch (IOException | NumberFormatException e) {
+                        return; // a record that cannot be read may name any revision: keep them all
+                    }
+                }
+            } catch (IOException e) {
+                return;
+            }
+        }
+        java.util.regex.Pattern revision = java.util.regex.Pattern.compile("r(\\d{1,9})");
+        java.util.regex.Pattern view = java.util.regex.Pattern.compile("r(\\d{1,9})-[0-9a-f]{32}");
+        try (Stream<Path> s = Files.list(home)) {
+            for (Path p : s.toList()) {
+                java.util.regex.Matcher m = revision.matcher(p.getFileName().toString());
+                if (m.matches() && Integer.parseInt(m.group(1)) < current && !inUse.contains(Integer.parseInt(m.group(1)))) {
+                    deleteQuietly(p);
+                }
+            }
+        } catch (IOException e) {
+            // nothing to collect
+        }
+        Path views = home.resolve("views");
+        if (!Files.isDirectory(views, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (Stream<Path> s = Files.list(views)) {
+            for (Path p : s.toList()) {
+                String f = p.getFileName().toString();
+                if (f.startsWith(".")) {
+                    continue; // a view being made, under the lock of its maker: it is this caller
+                }
+                java.util.regex.Matcher m = view.matcher(f);
+                if (m.matches() ? !inUse.contains(Integer.parseInt(m.group(1))) : !anySandbox) {
+                    deleteQuietly(p);
+                }
+            }
+        } catch (IOException e) {
+            // nothing to collect
         }
     }
 
@@ -478,6 +542,7 @@ public final class CodebaseStore {
                 Files.move(tmp, next, StandardCopyOption.ATOMIC_MOVE);
                 CodebaseInfo info = new CodebaseInfo(name, current.revision() + 1, files, bytes, Instant.now(), List.of());
                 writeMeta(home, info);
+                collect(name); // the previous head, and its views, if no sandbox started from them
                 return new CodebaseInfo(info.name(), info.revision(), info.files(), info.bytes(), info.updated(), refused);
             } catch (IOException | RuntimeException e) {
                 deleteQuietly(tmp);

@@ -890,8 +890,9 @@ final class SandboxManager implements AutoCloseable {
     /**
      * Removes sandboxes on the host whose owning engine is gone ({@link EngineIdentity#isAlive}): an embedded
      * engine's once its process is (after a crash or kill -9); a daemon's once it is gone for good (its process
-     * gone and its data directory removed) and the sandbox's processes have ended (its init at its own deadline):
-     * one still running is left to its deadline and reclaimed by the next engine to start after it.
+     * gone and its data directory removed) and the sandbox's processes have ended (its init at its own deadline),
+     * or it is paused (frozen, it would never end): one still running is left to its deadline and reclaimed by the
+     * next engine to start after it.
      */
     private void reconcile() {
         java.util.Set<String> owners = new java.util.HashSet<>();

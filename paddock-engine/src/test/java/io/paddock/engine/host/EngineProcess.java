@@ -35,7 +35,7 @@ public final class EngineProcess implements AutoCloseable {
     /**
      * Starts a child engine on {@code dataDir} creating one sandbox per plan entry ({@code plain},
      * {@code named:NAME}, {@code entrypoint} (prints a tick five times a second), {@code short}: a 6-second
-     * lifetime, {@code short:N}: N seconds, {@code image:REF}: of that image; parts joined with {@code +} make one sandbox), or destroying one ({@code destroy:ID}); {@code pool:N} gives the child a warm pool of N
+     * lifetime, {@code short:N}: N seconds, {@code image:REF}: of that image, {@code paused}: paused once made; parts joined with {@code +} make one sandbox), or destroying one ({@code destroy:ID}); {@code pool:N} gives the child a warm pool of N
      * sandboxes of the plans' shape, filled before the first plan (so plain creates are pool hits);
      * {@code runtime:NAME} makes NAME the child's default tier. After READY, an {@code after:upload},
      * {@code after:download} or {@code after:oom} entry makes the child stall in the middle of an upload to
@@ -165,11 +165,15 @@ public final class EngineProcess implements AutoCloseable {
                     base.image(part.substring(6));
                 }
             }
+            boolean paused = java.util.Arrays.asList(plan.split("\\+")).contains("paused");
             SandboxSpec spec = base.build();
             base = SandboxSpec.builder().memory(ByteSize.mib(128)).pids(64).disk(ByteSize.mib(64)).timeout(Duration.ofMinutes(3));
             Sandbox sb = paddock.create(spec);
             sb.files().writeString("/workspace/marker", sb.id().value());
             sb.start(ExecRequest.builder().argv("sleep", "600").build());
+            if (paused) {
+                sb.pause();
+            }
             created.add(sb);
             System.out.println("SANDBOX " + sb.id());
             System.out.flush();

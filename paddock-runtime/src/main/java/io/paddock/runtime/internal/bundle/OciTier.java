@@ -530,10 +530,14 @@ public abstract class OciTier implements SandboxRuntime {
         return host.cgroups().usage(cgroupsPath(id));
     }
 
-    /** Whether its cgroups hold a process: every process of a sandbox is in them (on runsc the Sentry and gofer too). */
+    /**
+     * Whether its cgroups hold a process (every process of a sandbox is in them, on runsc the Sentry and gofer
+     * too) and are not frozen: a paused sandbox does not run, and its init's own deadline never fires.
+     */
     @Override
     public boolean running(SandboxId id) {
-        return host.cgroups().populated(cgroupsPath(id));
+        String path = cgroupsPath(id);
+        return host.cgroups().populated(path) && !host.cgroups().frozen(path);
     }
 
     /** Freezes the sandbox's cgroups (every process of it: on runsc the Sentry and gofer too). */

@@ -377,6 +377,27 @@ public final class Cgroups {
         return false;
     }
 
+    /**
+     * Whether the sandbox's cgroup is frozen (v1 {@code freezer.state} FROZEN or FREEZING, v2 {@code cgroup.events}
+     * {@code frozen 1}): a paused sandbox, whose processes make no progress until someone thaws it.
+     */
+    public boolean frozen(String cgroupsPath) {
+        for (Path dir : dirs(cgroupsPath)) {
+            try {
+                if (Files.exists(dir.resolve("freezer.state"))) {
+                    String state = Files.readString(dir.resolve("freezer.state")).trim();
+                    return state.equals("FROZEN") || state.equals("FREEZING");
+                }
+                if (Files.exists(dir.resolve("cgroup.events"))) {
+                    return Files.readAllLines(dir.resolve("cgroup.events")).contains("frozen 1");
+                }
+            } catch (IOException e) {
+                // gone meanwhile: not frozen
+            }
+        }
+        return false;
+    }
+
     /** Whether any hierarchy still has a directory for this path. */
     public boolean exists(String cgroupsPath) {
         return dirs(cgroupsPath).stream().anyMatch(Files::isDirectory);

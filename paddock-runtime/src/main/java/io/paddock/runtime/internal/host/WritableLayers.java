@@ -68,6 +68,7 @@ public final class WritableLayers {
             }
             lockDown(dir);
             capToHost(stateDir, dir);
+            clearStaleQuotaGroups(dir);
         } catch (IOException e) {
             throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "cannot set up the writable layers under "
                     + stateDir + ": " + e, e);
@@ -96,6 +97,25 @@ public final class WritableLayers {
                 "btrfs is not installed. Install it: sudo apt-get install -y btrfs-progs");
         check(HostProcess.run(List.of(btrfs.toString(), "quota", "enable", dir.toString()), SETUP_TIMEOUT),
                 "btrfs quota enable");
+    }
+
+    /**
+     * Removes the quota groups of subvolumes already deleted: a layer's group is destroyed with it, but the kernel
+     * refuses while it is still cleaning the subvolume up, and such groups would pile up for the life of the
+     * filesystem. Best effort, at every open (one process).
+     */
+    static void clearStaleQuotaGroups(Path dir) {
+        Path btrfs;
+        try {
+            btrfs = HostProcess.locate("btrfs", "PADDOCK_BTRFS", "btrfs is not installed");
+        } catch (SandboxException e) {
+            return; // the store was set up by another host's tools; nothing to clear with
+        }
+        HostProcess.Result r = HostProcess.run(List.of(btrfs.toString(), "qgroup", "clear-stale", dir.toString()),
+                SETUP_TIMEOUT);
+        if (!r.ok()) {
+            LOG.log(System.Logger.Level.DEBUG, "btrfs qgroup clear-stale " + dir + ": " + r.output().strip());
+        }
     }
 
     /**
