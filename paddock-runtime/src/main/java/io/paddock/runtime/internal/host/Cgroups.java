@@ -378,22 +378,26 @@ public final class Cgroups {
     }
 
     /**
-     * Whether the sandbox's cgroup is frozen (v1 {@code freezer.state} FROZEN or FREEZING, v2 {@code cgroup.events}
-     * {@code frozen 1}): a paused sandbox, whose processes make no progress until someone thaws it.
+     * Whether the sandbox's cgroup is frozen (v1 {@code freezer.state} FROZEN or FREEZING, else v2
+     * {@code cgroup.freeze} 1): a paused sandbox, whose processes make no progress until someone thaws it.
      */
     public boolean frozen(String cgroupsPath) {
-        for (Path dir : dirs(cgroupsPath)) {
-            try {
+        List<Path> dirs = dirs(cgroupsPath);
+        try {
+            // v1's freezer hierarchy decides where there is one: a hybrid host's unified hierarchy says "frozen 0"
+            for (Path dir : dirs) {
                 if (Files.exists(dir.resolve("freezer.state"))) {
                     String state = Files.readString(dir.resolve("freezer.state")).trim();
                     return state.equals("FROZEN") || state.equals("FREEZING");
                 }
-                if (Files.exists(dir.resolve("cgroup.events"))) {
-                    return Files.readAllLines(dir.resolve("cgroup.events")).contains("frozen 1");
-                }
-            } catch (IOException e) {
-                // gone meanwhile: not frozen
             }
+            for (Path dir : dirs) {
+                if (Files.exists(dir.resolve("cgroup.freeze"))) {
+                    return Files.readString(dir.resolve("cgroup.freeze")).trim().equals("1");
+                }
+            }
+        } catch (IOException e) {
+            // gone meanwhile: not frozen
         }
         return false;
     }
