@@ -22,7 +22,8 @@ import java.util.concurrent.TimeoutException;
  * Templates' images built on first use: a create of a template whose image is not stored starts its build (one
  * per image, whoever asks, in the background) and waits a little; a create that comes before the build is done
  * answers 503 saying what is being built, since when and its last step. Progress goes to the daemon's log. A
- * failed build is reported once to the creates waiting on it, and the next create starts it again. Thread-safe.
+ * failed build is reported (503 with its error) to the creates waiting on it or to the next one, and the create
+ * after that starts it again. Thread-safe.
  */
 final class TemplateImages {
     private static final System.Logger LOG = System.getLogger(TemplateImages.class.getName());
@@ -40,8 +41,8 @@ final class TemplateImages {
         if (store.isEmpty() || stored(store.get(), image)) {
             return; // no store to build in: the create says the image is missing
         }
-        // A finished build here is one whose image was removed since, or whose failure was reported: start again.
-        Build build = builds.compute(image, (k, old) -> old == null || old.done.isDone()
+        // A failed build stays until a create has reported it; a finished one here had its image removed since.
+        Build build = builds.compute(image, (k, old) -> old == null || old.done.isDone() && !old.done.isCompletedExceptionally()
                 ? Build.start(template, image, recipe, store.get()) : old);
         try {
             build.done.get(wait.toMillis(), TimeUnit.MILLISECONDS);
@@ -95,7 +96,7 @@ final class TemplateImages {
                     LOG.log(System.Logger.Level.INFO, "E2B template ''{0}'': {1} built in {2}", template, image, b.elapsed());
                     b.done.complete(info);
                 } catch (RuntimeException | Error e) {
-                    LOG.log(System.Logger.Level.WARNING, "E2B template ''" + template + "'': building " + image
+                    LOG.log(System.Logger.Level.WARNING, "E2B template '" + template + "': building " + image
                             + " failed: " + e.getMessage());
                     b.done.completeExceptionally(e);
                 }
