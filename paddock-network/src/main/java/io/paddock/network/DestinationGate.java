@@ -88,7 +88,7 @@ public final class DestinationGate implements AutoCloseable {
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private final AtomicInteger active = new AtomicInteger();
-    /** Connections ever accepted from loopback, on every listener: what reached the gate at all. */
+    /** Connections ever accepted, on every listener, from anywhere: what reached the gate at all. */
     private final AtomicLong accepted = new AtomicLong();
     /** Per owner: the tunnels (connections accepted within its share) it holds now, over all its lanes. */
     private final ConcurrentHashMap<String, Integer> held = new ConcurrentHashMap<>();
@@ -307,11 +307,11 @@ public final class DestinationGate implements AutoCloseable {
                 }
                 continue;
             }
+            accepted.incrementAndGet();
             if (!socket.getInetAddress().isLoopbackAddress()) {
                 closeQuietly(socket);
                 continue;
             }
-            accepted.incrementAndGet();
             if (active.incrementAndGet() > MAX_CONNECTIONS) {
                 active.decrementAndGet();
                 closeQuietly(socket);
