@@ -97,6 +97,7 @@ public final class DestinationGate implements AutoCloseable {
     /** The owner each counted connection is held for; a connection not here counts against no owner. */
     private final ConcurrentHashMap<Socket, String> heldFor = new ConcurrentHashMap<>();
     private final Set<Lane> openLanes = ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.ThreadFactory laneThreads = Threads.tracked(threads, "paddock-gate-", "lane");
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Thread acceptLoop;
 
@@ -208,7 +209,7 @@ public final class DestinationGate implements AutoCloseable {
             this.share = share;
             this.laneListener = new ServerSocket(0, 64, InetAddress.getByName("127.0.0.1"));
             this.laneSelector = selectorFor(laneListener);
-            Threads.tracked(threads, "paddock-gate-", "lane").newThread(() -> acceptLoop(laneListener, this)).start();
+            laneThreads.newThread(() -> acceptLoop(laneListener, this)).start();
         }
 
         /** Sends every connection through this lane; give it to the HTTP client of the owner's pull or push. */
