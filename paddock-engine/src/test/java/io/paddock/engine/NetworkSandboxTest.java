@@ -341,12 +341,12 @@ class NetworkSandboxTest {
                 acceptor.setDaemon(true);
                 acceptor.start();
                 List<String> args = new ArrayList<>(List.of(Integer.toString(gate.address().getPort()),
-                        Integer.toString(lane.address().getPort()), Integer.toString(control.getLocalPort())));
+                        Integer.toString(lane.address().getPort()), Integer.toString(control.getLocalPort()), world.a));
                 args.addAll(targets);
                 List<String> out = run(sb, """
-                        import errno, select, socket, struct, sys
+                        import errno, select, socket, struct, sys, time
                         ports = [int(p) for p in sys.argv[1:4]]
-                        hosts = sys.argv[4:]
+                        hosts = sys.argv[5:]
                         gw = None
                         for line in open("/proc/net/route").read().splitlines()[1:]:
                             f = line.split()
@@ -368,12 +368,27 @@ class NetworkSandboxTest {
                                 except OSError as e:
                                     pending.pop(s, None)
                                     print("ERR", h, p, e.errno)
-                        _, ready, _ = select.select([], list(pending), [], 4)
+                        w = socket.socket()
+                        w.setblocking(False)
+                        try:
+                            w.connect((sys.argv[4], 8080))
+                        except BlockingIOError:
+                            pass
+                        waiting, done = set(pending) | {w}, set()
+                        end = time.monotonic() + 4
+                        while waiting and time.monotonic() < end:  # every connect has its answer, or 4 s
+                            _, ready, _ = select.select([], list(waiting), [], max(0, end - time.monotonic()))
+                            waiting -= set(ready)
+                            done |= set(ready)
                         for s, (h, p) in pending.items():
-                            err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) if s in ready else errno.ETIMEDOUT
+                            err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) if s in done else errno.ETIMEDOUT
                             print("OPEN" if err == 0 else "ERR", h, p, err)
+                        werr = w.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) if w in done else errno.ETIMEDOUT
+                        print("world", "OPEN" if werr == 0 else "ERR", werr)
                         """, args.toArray(String[]::new));
                 assertThat(out.get(0)).as("the sandbox has a default route").matches("gateway \\d+\\.\\d+\\.\\d+\\.\\d+");
+                assertThat(out.get(out.size() - 1)).as("the same connect to the world's listener: the probe sees an open"
+                        + " port").isEqualTo("world OPEN 0");
                 assertThat(out).as("connects to the gate's, a lane's and a control port").hasSizeGreaterThan(3 * 3)
                         .filteredOn(l -> l.startsWith("OPEN")).isEmpty();
                 Thread.sleep(300);
