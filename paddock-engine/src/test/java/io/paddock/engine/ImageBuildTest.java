@@ -262,7 +262,8 @@ class ImageBuildTest {
                     new io.paddock.BuildLimits(java.util.Optional.empty(), io.paddock.ByteSize.mib(512),
                             java.time.Duration.ofSeconds(6)), new Recorder()))
                     .isInstanceOfSatisfying(SandboxException.class,
-                            e -> assertThat(e.code()).as(e.getMessage()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED));
+                            e -> assertThat(e.code()).as(e.getMessage()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED))
+                    .as("stopped in the commit").hasStackTraceContaining("layer was still being stored");
             assertThat(java.time.Duration.ofNanos(System.nanoTime() - began)).as("stopped soon after its 6 s")
                     .isLessThan(java.time.Duration.ofSeconds(14));
             assertThatThrownBy(() -> paddock.images().inspect(tag)).isInstanceOf(SandboxException.class);

@@ -81,7 +81,7 @@ class DebianDeadlineTest {
         }
     }
 
-    /** Reads a request head, answers 200 with a 16 MiB body and sends it a byte every 500 ms. */
+    /** Reads a request head, answers 200 with a 5 MB body (apt takes no Release over 10 MB) and sends it a byte every 500 ms. */
     private static void trickle(Socket c, AtomicInteger requests) {
         try (c; InputStream in = c.getInputStream(); OutputStream out = c.getOutputStream()) {
             int matched = 0;
@@ -93,10 +93,10 @@ class DebianDeadlineTest {
                 matched = b == "\r\n\r\n".charAt(matched) ? matched + 1 : b == '\r' ? 1 : 0;
             }
             requests.incrementAndGet();
-            out.write(("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: " + (16 << 20)
+            out.write(("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: " + 5_000_000
                     + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
             out.flush();
-            for (int i = 0; i < 16 << 20; i++) {
+            for (int i = 0; i < 5_000_000; i++) {
                 out.write('x');
                 out.flush();
                 Thread.sleep(500);
