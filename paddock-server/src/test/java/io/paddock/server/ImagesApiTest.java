@@ -444,8 +444,10 @@ class ImagesApiTest {
      * tunnels. A registry in a namespace the test makes (198.18.78.2) accepts and never answers, as one trickling
      * nothing would: alice's two pulls hold a tunnel each; bob's pull still goes through the gate (to a closed port
      * there: 503 from the registry's side, not 429), while alice's third is 429 RESOURCE_EXHAUSTED naming
-     * {@code --max-registry-connections-per-tenant} and never reaches the registry. Without the share, her third
-     * pull was connected too and hung in the handshake.
+     * {@code --max-registry-connections-per-tenant} and never reaches the registry. A pull holds one tunnel at a
+     * time, so here the count of her pulls at once is the part of the share that refuses it (RegistryShareTest and
+     * DestinationGateTest hold the tunnels themselves). Without the share (both counts off), her third pull was
+     * connected too and hung until the client's 60 s timeout.
      */
     @Test
     void a83i_aTenantsPullsHoldAtMostItsShareOfTheGate() throws Exception {
