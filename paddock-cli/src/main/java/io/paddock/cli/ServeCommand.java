@@ -134,6 +134,12 @@ final class ServeCommand implements Callable<Integer> {
                     + "once (default: 128); beyond it, 429."})
     Integer maxExecSocketsPerTenant;
 
+    @Option(names = "--max-registry-connections-per-tenant", paramLabel = "N",
+            description = {"Connections to registries one tenant's image pulls and pushes may hold at once, together, "
+                    + "of the destination gate's 128 (default: 32, 1 to 128); as many pulls and pushes may run at once. "
+                    + "Beyond it, 429."})
+    Integer maxRegistryConnectionsPerTenant;
+
     @Option(names = "--egress-trust", paramLabel = "FILE",
             description = {"CA certificates (PEM) the egress proxy trusts, besides the JDK's, when it connects to the hosts of "
                     + "egress secrets (a private PKI)."})
@@ -181,7 +187,8 @@ final class ServeCommand implements Callable<Integer> {
         options.egressTrust(egressTrust == null ? null : egressTrust.toAbsolutePath());
         options.egressConnectionsPerTenant(maxEgressConnectionsPerTenant).dnsTcpPerTenant(maxDnsTcpPerTenant)
                 .portConnectionsPerTenant(maxPortConnectionsPerTenant)
-                .execSocketsPerTenant(maxExecSocketsPerTenant);
+                .execSocketsPerTenant(maxExecSocketsPerTenant)
+                .registryConnectionsPerTenant(maxRegistryConnectionsPerTenant);
         if (auditMaxSize != null) {
             options.auditMaxBytes(SpecOptions.size("audit-max-size", auditMaxSize).bytes());
         }

@@ -242,6 +242,44 @@ class ImageBuildTest {
                 });
     }
 
+    /**
+     * Issue 32 round 3 (ATTACKS.md A83g): a build's time also bounds the commit of a step's layer, which runs on the
+     * host after the step's sandbox has ended its command. The step makes a 4 GiB sparse file in no time; storing
+     * it (tar, gzip, unpack into the store) takes far longer than the build's 6 s, so the build stops in the commit:
+     * DEADLINE_EXCEEDED soon after its time, no image, no temporary layer left in the store. Before, the commit ran
+     * to its end and the build succeeded long after its time.
+     */
+    @Test
+    void a83g_buildTimeStopsALayerCommit(@TempDir Path ctx) throws IOException {
+        String tag = "paddock-test/commit-deadline:1";
+        context(ctx, "FROM " + ImageFixtures.BUSYBOX + "\n" + RUN_LABEL
+                + "RUN dd if=/dev/zero of=/big bs=1048576 seek=4096 count=0 && echo made-" + System.nanoTime() + "\n",
+                Map.of());
+        Path store = LocalOptions.DEFAULT_STORAGE_DIR.resolve("images");
+        long began = System.nanoTime();
+        try {
+            assertThatThrownBy(() -> paddock.images().build(ctx, null, Map.of(), List.of(tag),
+                    new io.paddock.BuildLimits(java.util.Optional.empty(), io.paddock.ByteSize.mib(512),
+                            java.time.Duration.ofSeconds(6)), new Recorder()))
+                    .isInstanceOfSatisfying(SandboxException.class,
+                            e -> assertThat(e.code()).as(e.getMessage()).isEqualTo(ErrorCode.DEADLINE_EXCEEDED))
+                    .as("stopped in the commit").hasStackTraceContaining("layer was still being stored");
+            assertThat(java.time.Duration.ofNanos(System.nanoTime() - began)).as("stopped soon after its 6 s")
+                    .isLessThan(java.time.Duration.ofSeconds(14));
+            assertThatThrownBy(() -> paddock.images().inspect(tag)).isInstanceOf(SandboxException.class);
+            try (var left = Files.list(store)) {
+                assertThat(left.map(f -> f.getFileName().toString()).filter(n -> n.startsWith(".layer-")))
+                        .as("temporary layers left in the store").isEmpty();
+            }
+        } finally {
+            try {
+                paddock.images().remove(tag);
+            } catch (SandboxException ignored) {
+                // not built: the expected case
+            }
+        }
+    }
+
     static void sh(String command) throws IOException, InterruptedException {
         Process p = new ProcessBuilder("sh", "-c", command).inheritIO().start();
         assertThat(p.waitFor()).as(command).isZero();

@@ -305,6 +305,101 @@ class NetworkSandboxTest {
         }
 
         /**
+         * Issue 32 round 3 (ATTACKS.md A82e): the destination gate, the CONNECT proxy on the host's 127.0.0.1 through
+         * which tenants' pulls and pushes connect, must be out of every sandbox's reach, however open its policy. A
+         * sandbox with an open network tries the gate's port, a lane's and a control port on every address it could
+         * route to: the host end of its own link (its default gateway), the host end of the test world's link, every
+         * other address of the host, and 127.0.0.1, which inside is its own. Nothing answers, the gate saw no
+         * connection at all, and neither did the control listener, which is on the host's every address (so an
+         * address left open would show there, not only as "nothing listens"). The world is reached, so the sandbox
+         * has network and its connects work.
+         */
+        @Test
+        void a82e_noSandboxReachesTheDestinationGate() throws Exception {
+            List<String> targets = new ArrayList<>(List.of("gateway", "127.0.0.1", world.hostEnd));
+            java.util.Collections.list(java.net.NetworkInterface.getNetworkInterfaces()).stream()
+                    .flatMap(i -> java.util.Collections.list(i.getInetAddresses()).stream())
+                    .filter(a -> !a.isLoopbackAddress() && !a.isLinkLocalAddress())
+                    .map(a -> a.getHostAddress().replaceAll("%.*$", "")).distinct().limit(100).forEach(targets::add);
+            try (io.paddock.network.DestinationGate gate = io.paddock.network.DestinationGate.start(
+                    io.paddock.network.Destinations.defaults());
+                 io.paddock.network.DestinationGate.Lane lane = gate.lane("alice", 4);
+                 java.net.ServerSocket control = new java.net.ServerSocket(0, 50);
+                 Sandbox sb = paddock.create(spec(NetworkPolicy.open()).build())) {
+                assertThat(gate.address().getAddress().isLoopbackAddress()).isTrue();
+                assertThat(lane.address().getAddress().isLoopbackAddress()).isTrue();
+                java.util.concurrent.atomic.AtomicInteger controlSaw = new java.util.concurrent.atomic.AtomicInteger();
+                Thread acceptor = new Thread(() -> {
+                    while (!control.isClosed()) {
+                        try (java.net.Socket s = control.accept()) {
+                            controlSaw.incrementAndGet();
+                        } catch (java.io.IOException e) {
+                            return;
+                        }
+                    }
+                });
+                acceptor.setDaemon(true);
+                acceptor.start();
+                List<String> args = new ArrayList<>(List.of(Integer.toString(gate.address().getPort()),
+                        Integer.toString(lane.address().getPort()), Integer.toString(control.getLocalPort()), world.a));
+                args.addAll(targets);
+                List<String> out = run(sb, """
+                        import errno, select, socket, struct, sys, time
+                        ports = [int(p) for p in sys.argv[1:4]]
+                        hosts = sys.argv[5:]
+                        gw = None
+                        for line in open("/proc/net/route").read().splitlines()[1:]:
+                            f = line.split()
+                            if f[1] == "00000000":
+                                gw = socket.inet_ntoa(struct.pack("<L", int(f[2], 16)))
+                        hosts = [gw if h == "gateway" else h for h in hosts if h != "gateway" or gw]
+                        print("gateway", gw)
+                        pending = {}
+                        for h in hosts:
+                            for p in ports:
+                                s = None
+                                try:
+                                    s = socket.socket(socket.AF_INET6 if ":" in h else socket.AF_INET)
+                                    s.setblocking(False)
+                                    pending[s] = (h, p)
+                                    s.connect((h, p))
+                                except BlockingIOError:
+                                    pass
+                                except OSError as e:
+                                    pending.pop(s, None)
+                                    print("ERR", h, p, e.errno)
+                        w = socket.socket()
+                        w.setblocking(False)
+                        try:
+                            w.connect((sys.argv[4], 8080))
+                        except BlockingIOError:
+                            pass
+                        waiting, done = set(pending) | {w}, set()
+                        end = time.monotonic() + 4
+                        while waiting and time.monotonic() < end:  # every connect has its answer, or 4 s
+                            _, ready, _ = select.select([], list(waiting), [], max(0, end - time.monotonic()))
+                            waiting -= set(ready)
+                            done |= set(ready)
+                        for s, (h, p) in pending.items():
+                            err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) if s in done else errno.ETIMEDOUT
+                            print("OPEN" if err == 0 else "ERR", h, p, err)
+                        werr = w.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) if w in done else errno.ETIMEDOUT
+                        print("world", "OPEN" if werr == 0 else "ERR", werr)
+                        """, args.toArray(String[]::new));
+                assertThat(out.get(0)).as("the sandbox has a default route").matches("gateway \\d+\\.\\d+\\.\\d+\\.\\d+");
+                assertThat(out.get(out.size() - 1)).as("the same connect to the world's listener: the probe sees an open"
+                        + " port").isEqualTo("world OPEN 0");
+                assertThat(out).as("connects to the gate's, a lane's and a control port").hasSizeGreaterThan(3 * 3)
+                        .filteredOn(l -> l.startsWith("OPEN")).isEmpty();
+                Thread.sleep(300);
+                assertThat(gate.accepted()).as("connections that reached the gate").isZero();
+                assertThat(controlSaw.get()).as("connections that reached the host's control listener").isZero();
+                assertThat(run(sb, FETCH, world.url(world.a)).get(0)).as("the sandbox has network")
+                        .isEqualTo("world " + world.a);
+            }
+        }
+
+        /**
          * A connection flood (conntrack exhaustion, ATTACKS.md "exhausting conntrack"): new connections beyond
          * 200/s (burst 400) are dropped, so however fast the sandbox tries, what gets through is bounded by the
          * time it took. The world's listener on 9000 would complete every one of them.

@@ -54,7 +54,14 @@ import static java.lang.System.Logger.Level.DEBUG;
  *
  * <p>Bounded: at most {@link #MAX_CONNECTIONS} at once (more are closed unanswered), 10 s from accept until the
  * tunnel is up (the request head, the resolution and the connect), and a tunnel that moves no byte either way for
- * {@link #IDLE_TIMEOUT} is closed. Thread-safe.
+ * {@link #IDLE_TIMEOUT} is closed.
+ *
+ * <p>Shared fairly: the connections of one owner (a tenant) come in through {@link Lane}s of its own, each a
+ * listener of its own on 127.0.0.1 that the gate knows as that owner's ({@link #lane}), so the gate counts each
+ * connection against its owner without the client saying anything (the JDK's HTTP client sends no proxy
+ * credentials on a tunnel). An owner holds at most its share of tunnels, over all its lanes together; a
+ * connection beyond it is answered 429 and never connects, so that one owner's pulls cannot take every tunnel and
+ * fail everyone else's. Closing a lane ends its tunnels (the HTTP client's pooled ones too). Thread-safe.
  */
 public final class DestinationGate implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(DestinationGate.class.getName());
@@ -81,6 +88,16 @@ public final class DestinationGate implements AutoCloseable {
     private final Set<Thread> threads = ConcurrentHashMap.newKeySet();
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private final AtomicInteger active = new AtomicInteger();
+    /** Connections ever accepted, on every listener, from anywhere: what reached the gate at all. */
+    private final AtomicLong accepted = new AtomicLong();
+    /** Per owner: the tunnels (connections accepted within its share) it holds now, over all its lanes. */
+    private final ConcurrentHashMap<String, Integer> held = new ConcurrentHashMap<>();
+    /** Per owner: its lanes open now. */
+    private final ConcurrentHashMap<String, Integer> lanes = new ConcurrentHashMap<>();
+    /** The owner each counted connection is held for; a connection not here counts against no owner. */
+    private final ConcurrentHashMap<Socket, String> heldFor = new ConcurrentHashMap<>();
+    private final Set<Lane> openLanes = ConcurrentHashMap.newKeySet();
+    private final java.util.concurrent.ThreadFactory laneThreads = Threads.tracked(threads, "paddock-gate-", "lane");
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Thread acceptLoop;
 
@@ -88,23 +105,12 @@ public final class DestinationGate implements AutoCloseable {
         this.why = why;
         this.resolver = resolver;
         this.listener = new ServerSocket(0, 64, InetAddress.getByName("127.0.0.1"));
-        Proxy proxy = new Proxy(Proxy.Type.HTTP, new InetSocketAddress(listener.getInetAddress(),
-                listener.getLocalPort()));
-        this.selector = new ProxySelector() {
-            @Override
-            public List<Proxy> select(URI uri) {
-                return List.of(proxy);
-            }
-
-            @Override
-            public void connectFailed(URI uri, SocketAddress sa, IOException e) {
-                // one proxy, no other to try
-            }
-        };
+        this.selector = selectorFor(listener);
         // two threads a tunnel: the connection's and the one copying its other direction
         this.workers = new ThreadPoolExecutor(0, 2 * MAX_CONNECTIONS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
                 Threads.tracked(threads, "paddock-gate-", "conn"));
-        this.acceptLoop = Threads.tracked(threads, "paddock-gate-", "accept").newThread(this::acceptLoop);
+        this.acceptLoop = Threads.tracked(threads, "paddock-gate-", "accept")
+                .newThread(() -> acceptLoop(listener, null));
         acceptLoop.start();
     }
 
@@ -126,9 +132,139 @@ public final class DestinationGate implements AutoCloseable {
         }
     }
 
-    /** Sends every connection through this gate; give it to the HTTP client of a pull made on someone's behalf. */
+    /**
+     * Sends every connection through this gate, counted against no owner; give it to the HTTP client of a pull
+     * made on someone's behalf when there is no owner to share among ({@link #lane} otherwise).
+     */
     public ProxySelector proxySelector() {
         return selector;
+    }
+
+    /**
+     * A way in for {@code owner}'s connections (one pull or push of a tenant): a listener of its own on 127.0.0.1,
+     * every connection through it counted against {@code owner}, which holds at most {@code share} tunnels at once
+     * over all its lanes; a connection beyond that is answered 429 before anything is resolved or connected. At
+     * most {@code share} lanes of one owner are open at once (each needs a tunnel to do anything). Close it when
+     * the pull or push ends: that ends its tunnels, the HTTP client's idle pooled ones too.
+     *
+     * @throws SandboxException RESOURCE_EXHAUSTED when {@code owner} already has {@code share} lanes open;
+     *                          UNAVAILABLE when the gate is closed or no listener can be opened
+     */
+    public Lane lane(String owner, int share) {
+        java.util.Objects.requireNonNull(owner, "owner");
+        if (share < 1 || share > MAX_CONNECTIONS) {
+            throw SandboxException.invalid("share", "must be between 1 and " + MAX_CONNECTIONS + ", got " + share);
+        }
+        if (closed.get()) {
+            throw new SandboxException(ErrorCode.UNAVAILABLE, "the destination gate is closed");
+        }
+        if (lanes.merge(owner, 1, Integer::sum) > share) {
+            release(lanes, owner);
+            throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "'" + owner + "' already has " + share
+                    + " pulls and pushes connecting through the destination gate, its share of its tunnels");
+        }
+        try {
+            Lane lane = new Lane(owner, share);
+            openLanes.add(lane);
+            if (closed.get()) {
+                lane.close();
+                throw new SandboxException(ErrorCode.UNAVAILABLE, "the destination gate is closed");
+            }
+            return lane;
+        } catch (IOException e) {
+            release(lanes, owner);
+            throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot open a destination gate lane on 127.0.0.1: " + e, e);
+        }
+    }
+
+    /** How many tunnels {@code owner} holds now, over all its lanes. */
+    public int held(String owner) {
+        return held.getOrDefault(owner, 0);
+    }
+
+    /**
+     * How many connections have reached the gate since it started, on its own listener and every lane's, whatever
+     * became of them (a refusal, a tunnel): a test's witness that something could, or could not, connect to it.
+     */
+    public long accepted() {
+        return accepted.get();
+    }
+
+    /**
+     * One owner's way into the gate ({@link DestinationGate#lane}): its own listener on 127.0.0.1, its own proxy
+     * selector, its connections counted against the owner. Closing it closes the listener and ends every tunnel
+     * that came through it. Thread-safe.
+     */
+    public final class Lane implements AutoCloseable {
+        private final String owner;
+        private final int share;
+        private final ServerSocket laneListener;
+        private final ProxySelector laneSelector;
+        private final Set<Socket> laneSockets = ConcurrentHashMap.newKeySet();
+        private final AtomicBoolean refused = new AtomicBoolean();
+        private final AtomicBoolean laneClosed = new AtomicBoolean();
+
+        private Lane(String owner, int share) throws IOException {
+            this.owner = owner;
+            this.share = share;
+            this.laneListener = new ServerSocket(0, 64, InetAddress.getByName("127.0.0.1"));
+            this.laneSelector = selectorFor(laneListener);
+            laneThreads.newThread(() -> acceptLoop(laneListener, this)).start();
+        }
+
+        /** Sends every connection through this lane; give it to the HTTP client of the owner's pull or push. */
+        public ProxySelector proxySelector() {
+            return laneSelector;
+        }
+
+        /** Where this lane listens (127.0.0.1, an ephemeral port). */
+        public InetSocketAddress address() {
+            return new InetSocketAddress(laneListener.getInetAddress(), laneListener.getLocalPort());
+        }
+
+        /** The owner's share of tunnels. */
+        public int share() {
+            return share;
+        }
+
+        /** Whether a connection through this lane was refused because its owner held its share of tunnels. */
+        public boolean refusedForShare() {
+            return refused.get();
+        }
+
+        /** Closes the listener and ends the lane's tunnels; idempotent. */
+        @Override
+        public void close() {
+            if (!laneClosed.compareAndSet(false, true)) {
+                return;
+            }
+            closeQuietly(laneListener);
+            for (Socket s : laneSockets) {
+                closeQuietly(s); // its serve() ends, closing the upstream side and giving the tunnel back
+            }
+            openLanes.remove(this);
+            release(lanes, owner);
+        }
+    }
+
+    private static ProxySelector selectorFor(ServerSocket listener) {
+        Proxy proxy = new Proxy(Proxy.Type.HTTP, new InetSocketAddress(listener.getInetAddress(),
+                listener.getLocalPort()));
+        return new ProxySelector() {
+            @Override
+            public List<Proxy> select(URI uri) {
+                return List.of(proxy);
+            }
+
+            @Override
+            public void connectFailed(URI uri, SocketAddress sa, IOException e) {
+                // one proxy, no other to try
+            }
+        };
+    }
+
+    private static void release(ConcurrentHashMap<String, Integer> counts, String owner) {
+        counts.computeIfPresent(owner, (o, n) -> n == 1 ? null : n - 1);
     }
 
     /** Where the gate listens (127.0.0.1, an ephemeral port). */
@@ -159,41 +295,67 @@ public final class DestinationGate implements AutoCloseable {
         }
     }
 
-    private void acceptLoop() {
-        while (!closed.get()) {
+    /** Accepts on {@code from}, the gate's own listener ({@code lane} null) or a lane's, until it is closed. */
+    private void acceptLoop(ServerSocket from, Lane lane) {
+        while (!closed.get() && !from.isClosed()) {
             Socket socket;
             try {
-                socket = listener.accept();
+                socket = from.accept();
             } catch (IOException e) {
-                if (!closed.get()) {
+                if (!closed.get() && !from.isClosed()) {
                     LOG.log(DEBUG, "destination gate: accept failed: " + e);
                     sleepBriefly();
                 }
                 continue;
             }
-            if (!socket.getInetAddress().isLoopbackAddress() || active.incrementAndGet() > MAX_CONNECTIONS) {
-                if (socket.getInetAddress().isLoopbackAddress()) {
-                    active.decrementAndGet();
-                }
+            accepted.incrementAndGet();
+            if (!socket.getInetAddress().isLoopbackAddress()) {
                 closeQuietly(socket);
                 continue;
             }
+            if (active.incrementAndGet() > MAX_CONNECTIONS) {
+                active.decrementAndGet();
+                closeQuietly(socket);
+                continue;
+            }
+            boolean withinShare = true;
+            if (lane != null) {
+                if (held.merge(lane.owner, 1, Integer::sum) > lane.share) {
+                    release(held, lane.owner);
+                    withinShare = false;
+                } else {
+                    heldFor.put(socket, lane.owner);
+                }
+                lane.laneSockets.add(socket);
+                if (lane.laneClosed.get()) {
+                    closeQuietly(socket); // closed meanwhile: serve() ends at once
+                }
+            }
             open.add(socket);
+            boolean within = withinShare;
             try {
-                workers.execute(() -> serve(socket));
+                workers.execute(() -> serve(socket, lane, within));
             } catch (RejectedExecutionException e) {
-                done(socket);
+                done(socket, lane);
             }
         }
     }
 
-    private void serve(Socket client) {
+    private void serve(Socket client, Lane lane, boolean withinShare) {
         Socket upstream = null;
         try {
             client.setSoTimeout((int) SETUP_TIMEOUT.toMillis());
             long deadline = System.nanoTime() + SETUP_TIMEOUT.toNanos();
             String head = readHead(client.getInputStream(), deadline);
             OutputStream out = client.getOutputStream();
+            if (!withinShare) {
+                // nothing resolved or connected: the owner holds its share of the gate's tunnels already
+                lane.refused.set(true);
+                LOG.log(DEBUG, () -> "destination gate: " + lane.owner + " holds its share of " + lane.share);
+                respond(out, "429 Too Many Requests", "this owner already holds " + lane.share
+                        + " tunnels, its share");
+                return;
+            }
             String[] line = head.substring(0, head.indexOf("\r\n")).split(" ");
             if (line.length != 3 || !line[0].equals("CONNECT") || !line[2].startsWith("HTTP/1.")) {
                 respond(out, "405 Method Not Allowed", "only CONNECT (https) goes through the destination gate");
@@ -235,7 +397,7 @@ public final class DestinationGate implements AutoCloseable {
                 closeQuietly(upstream);
                 open.remove(upstream);
             }
-            done(client);
+            done(client, lane);
         }
     }
 
@@ -367,10 +529,17 @@ public final class DestinationGate implements AutoCloseable {
         }
     }
 
-    private void done(Socket socket) {
+    private void done(Socket socket, Lane lane) {
         closeQuietly(socket);
         if (open.remove(socket)) {
             active.decrementAndGet();
+        }
+        String owner = heldFor.remove(socket);
+        if (owner != null) {
+            release(held, owner);
+        }
+        if (lane != null) {
+            lane.laneSockets.remove(socket);
         }
     }
 
@@ -381,6 +550,9 @@ public final class DestinationGate implements AutoCloseable {
             return;
         }
         closeQuietly(listener);
+        for (Lane lane : openLanes) {
+            lane.close();
+        }
         for (Socket s : open) {
             closeQuietly(s);
         }

@@ -108,4 +108,103 @@ class DestinationGateTest {
                     .as("plain HTTP through the gate").startsWith("HTTP/1.1 405 ");
         }
     }
+
+    /** Sends a CONNECT through {@code proxy} and returns the socket, its answer's status line read. */
+    private static Socket tunnel(java.net.InetSocketAddress proxy, int port, StringBuilder status) throws IOException {
+        Socket s = new Socket(proxy.getAddress(), proxy.getPort());
+        s.setSoTimeout(5000);
+        s.getOutputStream().write(("CONNECT registry.paddock.test:" + port + " HTTP/1.1\r\n\r\n")
+                .getBytes(StandardCharsets.ISO_8859_1));
+        s.getOutputStream().flush();
+        InputStream in = s.getInputStream();
+        StringBuilder line = new StringBuilder();
+        for (int b; (b = in.read()) >= 0 && b != '\n'; ) {
+            line.append((char) b);
+        }
+        status.setLength(0);
+        status.append(line.toString().trim());
+        return s;
+    }
+
+    /**
+     * Issue 32 round 3: one tenant must not take every tunnel of the gate. Alice holds her share (2 here) of tunnels
+     * open to a registry that never answers, over two lanes (two pulls); Bob's pull still gets one; Alice's next is
+     * answered 429 and the registry never sees it, through the JDK's client too ("Tunnel failed, got: 429"); once
+     * one of her pulls ends (its lane closed) she gets one again. Without the share, her third tunnel was made.
+     */
+    @Test
+    void oneOwnerHoldsAtMostItsShareOfTunnelsAndOthersStillGetOne() throws Exception {
+        try (ServerSocket slow = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"));
+             DestinationGate gate = DestinationGate.start(a -> Optional.empty(),
+                     host -> List.of(InetAddress.getByName("127.0.0.1")))) {
+            java.util.concurrent.atomic.AtomicInteger reached = new java.util.concurrent.atomic.AtomicInteger();
+            List<Socket> serverSide = new java.util.concurrent.CopyOnWriteArrayList<>();
+            Thread acceptor = new Thread(() -> {
+                while (!slow.isClosed()) {
+                    try {
+                        serverSide.add(slow.accept()); // accepted and held, never answered: a registry trickling nothing
+                        reached.incrementAndGet();
+                    } catch (IOException e) {
+                        return;
+                    }
+                }
+            });
+            acceptor.setDaemon(true);
+            acceptor.start();
+            int port = slow.getLocalPort();
+            List<Socket> held = new java.util.ArrayList<>();
+            StringBuilder status = new StringBuilder();
+            try (DestinationGate.Lane pullOne = gate.lane("alice", 2);
+                 DestinationGate.Lane pullTwo = gate.lane("alice", 2);
+                 DestinationGate.Lane bobs = gate.lane("bob", 2)) {
+                held.add(tunnel(pullOne.address(), port, status));
+                assertThat(status.toString()).startsWith("HTTP/1.1 200 ");
+                held.add(tunnel(pullTwo.address(), port, status));
+                assertThat(status.toString()).startsWith("HTTP/1.1 200 ");
+                assertThat(gate.held("alice")).isEqualTo(2);
+
+                held.add(tunnel(bobs.address(), port, status));
+                assertThat(status.toString()).as("another tenant while alice holds her share").startsWith("HTTP/1.1 200 ");
+
+                held.add(tunnel(pullTwo.address(), port, status));
+                assertThat(status.toString()).as("alice past her share").startsWith("HTTP/1.1 429 ");
+                assertThat(pullTwo.refusedForShare()).isTrue();
+                assertThat(pullOne.refusedForShare()).isFalse();
+                java.net.http.HttpClient client = java.net.http.HttpClient.newBuilder().proxy(pullOne.proxySelector())
+                        .build();
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> client.send(java.net.http.HttpRequest
+                                .newBuilder(java.net.URI.create("https://registry.paddock.test:" + port + "/v2/")).build(),
+                                java.net.http.HttpResponse.BodyHandlers.ofString()))
+                        .isInstanceOf(IOException.class).hasMessageStartingWith("Tunnel failed, got: 429");
+                Thread.sleep(200);
+                assertThat(reached.get()).as("connections the registry saw: alice's share and bob's, no more").isEqualTo(3);
+
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> gate.lane("alice", 2))
+                        .isInstanceOfSatisfying(io.paddock.SandboxException.class,
+                                e -> assertThat(e.code()).isEqualTo(io.paddock.ErrorCode.RESOURCE_EXHAUSTED));
+
+                pullOne.close(); // the pull ended: its tunnel with it
+                long until = System.nanoTime() + 5_000_000_000L;
+                while (gate.held("alice") > 1 && System.nanoTime() < until) {
+                    Thread.sleep(10);
+                }
+                assertThat(gate.held("alice")).isEqualTo(1);
+                held.add(tunnel(pullTwo.address(), port, status));
+                assertThat(status.toString()).as("a share given back is taken again").startsWith("HTTP/1.1 200 ");
+            } finally {
+                for (Socket s : held) {
+                    s.close();
+                }
+                for (Socket s : serverSide) {
+                    s.close();
+                }
+            }
+            long until = System.nanoTime() + 5_000_000_000L;
+            while ((gate.held("alice") > 0 || gate.held("bob") > 0) && System.nanoTime() < until) {
+                Thread.sleep(10);
+            }
+            assertThat(gate.held("alice")).as("every lane closed, nothing held").isZero();
+            assertThat(gate.held("bob")).isZero();
+        }
+    }
 }

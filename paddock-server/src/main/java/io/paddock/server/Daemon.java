@@ -97,6 +97,7 @@ public final class Daemon {
                 .portDomain(o.portDomain().orElse(null)).auditMaxBytes(o.auditMaxBytes()).auditKeep(o.auditKeep());
         o.portConnectionsPerTenant().ifPresent(serverOptions::maxPortConnectionsPerTenant);
         o.execSocketsPerTenant().ifPresent(serverOptions::maxExecSocketsPerTenant);
+        o.registryConnectionsPerTenant().ifPresent(serverOptions::maxRegistryConnectionsPerTenant);
         o.e2bListen().ifPresent(l -> {
             DaemonOptions e2b = DaemonOptions.builder().listen(l).build();
             serverOptions.e2b(e2b.host(), e2b.port());

@@ -37,10 +37,12 @@ public final class DaemonOptions {
     private final Integer dnsTcpPerTenant;
     private final Integer portConnectionsPerTenant;
     private final Integer execSocketsPerTenant;
+    private final Integer registryConnectionsPerTenant;
 
     private DaemonOptions(Builder b) {
         this.portConnectionsPerTenant = b.portConnectionsPerTenant;
         this.execSocketsPerTenant = b.execSocketsPerTenant;
+        this.registryConnectionsPerTenant = b.registryConnectionsPerTenant;
         this.egressConnectionsPerTenant = b.egressConnectionsPerTenant;
         this.dnsTcpPerTenant = b.dnsTcpPerTenant;
         this.runtimeOptions = java.util.Map.copyOf(b.runtimeOptions);
@@ -165,6 +167,11 @@ public final class DaemonOptions {
     /** See {@link ServerOptions#maxExecSocketsPerTenant()}; empty: its default. */
     public java.util.Optional<Integer> execSocketsPerTenant() {
         return java.util.Optional.ofNullable(execSocketsPerTenant);
+    }
+
+    /** See {@link ServerOptions#maxRegistryConnectionsPerTenant()}; empty: its default. */
+    public java.util.Optional<Integer> registryConnectionsPerTenant() {
+        return java.util.Optional.ofNullable(registryConnectionsPerTenant);
     }
 
     /** See {@link LocalOptions#dnsTcpPerTenant()}; empty: the engine's default. */
@@ -317,6 +324,7 @@ public final class DaemonOptions {
         private Integer dnsTcpPerTenant;
         private Integer portConnectionsPerTenant;
         private Integer execSocketsPerTenant;
+        private Integer registryConnectionsPerTenant;
 
         /** See {@link ServerOptions#maxPortConnectionsPerTenant()}; null: the default. */
         public Builder portConnectionsPerTenant(Integer max) {
@@ -333,6 +341,15 @@ public final class DaemonOptions {
                 ServerOptions.builder().maxExecSocketsPerTenant(max); // validates, naming the field
             }
             this.execSocketsPerTenant = max;
+            return this;
+        }
+
+        /** See {@link ServerOptions#maxRegistryConnectionsPerTenant()}; null: the default. */
+        public Builder registryConnectionsPerTenant(Integer max) {
+            if (max != null) {
+                ServerOptions.builder().maxRegistryConnectionsPerTenant(max); // validates, naming the field
+            }
+            this.registryConnectionsPerTenant = max;
             return this;
         }
 

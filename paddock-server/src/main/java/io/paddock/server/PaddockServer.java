@@ -144,7 +144,8 @@ public final class PaddockServer implements AutoCloseable {
         Limits limits = new Limits(options.maxJsonBytes(), options.maxUploadBytes(), options.idleTimeout(), MIN_UPLOAD_RATE);
         AuthGuard auth = new AuthGuard(options.token(), options.tenantDigests(), options.maxFailedAuthPerMinutePerIp());
         Tenancy tenancy = new Tenancy(paddock, options.tenants(), options.maxSandboxesPerTenant(), options.tenantQuotas())
-                .maxExecSocketsPerTenant(options.maxExecSocketsPerTenant());
+                .maxExecSocketsPerTenant(options.maxExecSocketsPerTenant())
+                .maxRegistryConnectionsPerTenant(options.maxRegistryConnectionsPerTenant());
         CodeRegistry code = new CodeRegistry();
         Metrics metrics = new Metrics(paddock, version());
         UrlTokens urlTokens = options.dataDir().map(UrlTokens::inDirectory).orElseGet(UrlTokens::inMemory);

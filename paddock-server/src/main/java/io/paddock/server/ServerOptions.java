@@ -50,6 +50,7 @@ public final class ServerOptions {
     private final int maxSandboxesPerTenant;
     private final int maxPortConnectionsPerTenant;
     private final int maxExecSocketsPerTenant;
+    private final int maxRegistryConnectionsPerTenant;
     private final Map<String, io.paddock.server.internal.TenantQuota> tenantQuotas;
     private final Path dataDir;
     private final String portDomain;
@@ -74,6 +75,7 @@ public final class ServerOptions {
         this.maxSandboxesPerTenant = b.maxSandboxesPerTenant;
         this.maxPortConnectionsPerTenant = b.maxPortConnectionsPerTenant;
         this.maxExecSocketsPerTenant = b.maxExecSocketsPerTenant;
+        this.maxRegistryConnectionsPerTenant = b.maxRegistryConnectionsPerTenant;
         this.tenantQuotas = Map.copyOf(b.tenantQuotas);
         this.dataDir = b.dataDir;
         this.portDomain = b.portDomain;
@@ -217,6 +219,15 @@ public final class ServerOptions {
     }
 
     /**
+     * The most tunnels of the daemon's destination gate (its 128, through which tenants' pulls and pushes connect)
+     * one tenant's pulls and pushes may hold at once, together (default 32, 1 to 128); as many pulls and pushes may
+     * run at once. Beyond either, 429 RESOURCE_EXHAUSTED. The operator's are not counted.
+     */
+    public int maxRegistryConnectionsPerTenant() {
+        return maxRegistryConnectionsPerTenant;
+    }
+
+    /**
      * The daemon's data directory, where it keeps the key that signs port URLs ({@code url-signing-key}, mode
      * 0600, made on first use) and its audit log ({@code audit.log}, mode 0600, rotated at {@link #auditMaxBytes}).
      * Empty: the key is random and in memory, so URLs die with the server, and there is no audit log.
@@ -265,6 +276,7 @@ public final class ServerOptions {
         b.maxSandboxesPerTenant = maxSandboxesPerTenant;
         b.maxPortConnectionsPerTenant = maxPortConnectionsPerTenant;
         b.maxExecSocketsPerTenant = maxExecSocketsPerTenant;
+        b.maxRegistryConnectionsPerTenant = maxRegistryConnectionsPerTenant;
         b.dataDir = dataDir;
         b.portDomain = portDomain;
         b.e2bHost = e2bHost;
@@ -301,6 +313,8 @@ public final class ServerOptions {
         private int maxSandboxesPerTenant = DEFAULT_MAX_SANDBOXES_PER_TENANT;
         private int maxPortConnectionsPerTenant = io.paddock.server.internal.PortProxy.DEFAULT_MAX_PER_TENANT;
         private int maxExecSocketsPerTenant = io.paddock.server.internal.Tenancy.DEFAULT_MAX_EXEC_SOCKETS_PER_TENANT;
+        private int maxRegistryConnectionsPerTenant =
+                io.paddock.server.internal.Tenancy.DEFAULT_MAX_REGISTRY_CONNECTIONS_PER_TENANT;
         private Path dataDir;
         private String portDomain;
         private String e2bHost;
@@ -458,6 +472,17 @@ public final class ServerOptions {
         /** See {@link ServerOptions#maxExecSocketsPerTenant()}. */
         public Builder maxExecSocketsPerTenant(int max) {
             this.maxExecSocketsPerTenant = (int) positive("maxExecSocketsPerTenant", max);
+            return this;
+        }
+
+        /** See {@link ServerOptions#maxRegistryConnectionsPerTenant()}. */
+        public Builder maxRegistryConnectionsPerTenant(int max) {
+            if (max < 1 || max > io.paddock.network.DestinationGate.MAX_CONNECTIONS) {
+                throw SandboxException.invalid("maxRegistryConnectionsPerTenant", "must be between 1 and "
+                        + io.paddock.network.DestinationGate.MAX_CONNECTIONS + " (the destination gate's tunnels), got "
+                        + max);
+            }
+            this.maxRegistryConnectionsPerTenant = max;
             return this;
         }
 

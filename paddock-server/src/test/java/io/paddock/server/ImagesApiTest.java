@@ -58,7 +58,8 @@ class ImagesApiTest {
         base = registry.host() + "/paddock-test/busybox-" + RUN + ":1";
         f = Fixture.start(b -> b.tenant("alice", ALICE).tenant("bob", BOB).tenant("carol", CAROL)
                 .tenantQuota("carol", io.paddock.server.internal.TenantQuota.DEFAULT.with("builds=1").with("build-time=20s")
-                        .with("build-cpus=0.5").with("build-memory=96m")).maxFailedAuthPerMinutePerIp(100_000), 1000);
+                        .with("build-cpus=0.5").with("build-memory=96m")).maxFailedAuthPerMinutePerIp(100_000)
+                .maxRegistryConnectionsPerTenant(2), 1000);
         doc = Wire.parse(Files.readAllBytes(Path.of("src/main/resources/io/paddock/server/openapi.json")));
         schemas = new SchemaChecker(doc);
         HttpResponse<String> pulled = post(f.token, "/v1/images/pull", "{\"ref\":\"" + base + "\",\"insecure\":true}");
@@ -433,6 +434,79 @@ class ImagesApiTest {
             open.setSoTimeout(200);
             assertThatNothingConnected(open);
         } finally {
+            sh("ip link del " + ns + "h 2>/dev/null; ip netns del " + ns + " 2>/dev/null; true");
+        }
+        assertThat(Path.of("/run/netns", ns)).doesNotExist();
+    }
+
+    /**
+     * Issue 32 round 3 (ATTACKS.md A83i): one tenant holds at most its share (2 here) of the destination gate's
+     * tunnels. A registry in a namespace the test makes (198.18.78.2) accepts and never answers, as one trickling
+     * nothing would: alice's two pulls hold a tunnel each; bob's pull still goes through the gate (to a closed port
+     * there: 503 from the registry's side, not 429), while alice's third is 429 RESOURCE_EXHAUSTED naming
+     * {@code --max-registry-connections-per-tenant} and never reaches the registry. A pull holds one tunnel at a
+     * time, so here the count of her pulls at once is the part of the share that refuses it (RegistryShareTest and
+     * DestinationGateTest hold the tunnels themselves). Without the share (both counts off), her third pull was
+     * connected too and hung until the client's 60 s timeout.
+     */
+    @Test
+    void a83i_aTenantsPullsHoldAtMostItsShareOfTheGate() throws Exception {
+        String ns = "pdg" + ProcessHandle.current().pid() % 100_000;
+        String hostEnd = "198.18.78.1";
+        String registryAddress = "198.18.78.2";
+        sh("ip netns add " + ns + " && ip link add " + ns + "h type veth peer name " + ns + "n netns " + ns
+                + " && ip addr add " + hostEnd + "/30 dev " + ns + "h && ip link set " + ns + "h up"
+                + " && ip netns exec " + ns + " ip addr add " + registryAddress + "/30 dev " + ns + "n"
+                + " && ip netns exec " + ns + " ip link set " + ns + "n up && ip netns exec " + ns + " ip link set lo up");
+        Process slow = null;
+        List<java.util.concurrent.CompletableFuture<HttpResponse<String>>> holding = new ArrayList<>();
+        try {
+            slow = new ProcessBuilder("ip", "netns", "exec", ns, "python3", "-c", """
+                    import socket, sys
+                    s = socket.socket()
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                    s.bind((sys.argv[1], 443))
+                    s.listen(50)
+                    print("listening", flush=True)
+                    held = []
+                    while True:
+                        c, _ = s.accept()
+                        held.append(c)
+                        print("accepted", flush=True)
+                    """, registryAddress).redirectErrorStream(true).start();
+            java.io.BufferedReader said = new java.io.BufferedReader(new java.io.InputStreamReader(slow.getInputStream(),
+                    StandardCharsets.UTF_8));
+            assertThat(said.readLine()).isEqualTo("listening");
+            String ref = "{\"ref\":\"" + registryAddress + ":443/alice/app-" + RUN + ":1\"}";
+            for (int i = 0; i < 2; i++) {
+                holding.add(f.http.sendAsync(as(ALICE, "/v1/images/pull").header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(ref)).build(), HttpResponse.BodyHandlers.ofString()));
+            }
+            assertThat(said.readLine()).isEqualTo("accepted");
+            assertThat(said.readLine()).isEqualTo("accepted");
+
+            HttpResponse<String> bobs = post(BOB, "/v1/images/pull", "{\"ref\":\"" + registryAddress
+                    + ":444/bob/app-" + RUN + ":1\"}");
+            assertError(bobs, 503, "UNAVAILABLE");
+
+            HttpResponse<String> third = post(ALICE, "/v1/images/pull", ref);
+            assertError(third, 429, "RESOURCE_EXHAUSTED", "tenant 'alice' already has 2",
+                    "--max-registry-connections-per-tenant");
+            conforms("POST", "/v1/images/pull", third);
+            assertThat(holding).as("alice's two pulls still hold their tunnels").noneMatch(java.util.concurrent.Future::isDone);
+            Thread.sleep(300);
+            assertThat(said.ready()).as("the registry saw no third connection").isFalse();
+        } finally {
+            if (slow != null) {
+                slow.destroyForcibly().waitFor();
+            }
+            for (var h : holding) {
+                try {
+                    h.get(90, java.util.concurrent.TimeUnit.SECONDS); // the registry gone, the pulls end
+                } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException ignored) {
+                    // ended either way
+                }
+            }
             sh("ip link del " + ns + "h 2>/dev/null; ip netns del " + ns + " 2>/dev/null; true");
         }
         assertThat(Path.of("/run/netns", ns)).doesNotExist();

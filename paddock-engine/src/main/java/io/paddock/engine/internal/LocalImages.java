@@ -201,6 +201,19 @@ final class LocalImages implements Images {
             return Duration.ofNanos(Math.min(nanos, BUILD_STEP_TIMEOUT.toNanos()));
         }
 
+        /** What is left of the build's time (DEADLINE_EXCEEDED when none is); empty without limits. */
+        @Override
+        public java.util.Optional<Duration> timeLeft() {
+            if (limits == null) {
+                return java.util.Optional.empty();
+            }
+            long nanos = deadline - System.nanoTime();
+            if (nanos <= 0) {
+                throw overTime(null);
+            }
+            return java.util.Optional.of(Duration.ofNanos(nanos));
+        }
+
         /** {@code failure} as the build's, or DEADLINE_EXCEEDED when the build has run out of its time. */
         RuntimeException overTime(RuntimeException failure) {
             if (limits == null || deadline - System.nanoTime() > 0) {

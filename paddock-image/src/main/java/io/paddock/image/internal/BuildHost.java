@@ -16,6 +16,14 @@ public interface BuildHost {
      */
     BuildSandbox start(String imageId, boolean network);
 
+    /**
+     * What is left of the build's time, for the work a build does outside a step's sandbox (a FROM that builds
+     * a Debian base); empty when the build has no limit of its own. Throws (DEADLINE_EXCEEDED) when none is left.
+     */
+    default java.util.Optional<java.time.Duration> timeLeft() {
+        return java.util.Optional.empty();
+    }
+
     /** One step's sandbox. Closing destroys it. */
     interface BuildSandbox extends AutoCloseable {
         /** Runs a command to completion, each line of its output (stdout and stderr) to {@code output}; its exit code. */

@@ -74,7 +74,9 @@ public final class ImageBuilder {
             String where = "step " + (i + 1) + (line > 0 ? " (Dockerfile line " + line + ")" : "");
             if (step instanceof ImageStep.From f) {
                 listener.step(i + 1, n, step.describe(), false);
-                ImageStore.StoredImage base = images.require(f.base(), listener);
+                java.util.Optional<java.time.Duration> left = host.timeLeft();
+                ImageStore.StoredImage base = left.isPresent() ? images.require(f.base(), listener, left.get())
+                        : images.require(f.base(), listener);
                 s.config = base.config().withCreated(Optional.empty());
                 s.layers.addAll(base.config().diffIds());
                 s.chain = hash("from " + base.id());
@@ -189,7 +191,7 @@ public final class ImageBuilder {
                 throw new SandboxException(ErrorCode.INVALID_ARGUMENT, where + ": " + step.describe()
                         + " failed with exit code " + exit);
             }
-            layer = images.commitUpper(sb.upper(), sb.uidBase(), sb.paddockFiles());
+            layer = images.commitUpper(sb.upper(), sb.uidBase(), sb.paddockFiles(), host.timeLeft());
         }
         Instant now = Instant.now();
         store.cache(stepKey, layer, now);
@@ -236,7 +238,7 @@ public final class ImageBuilder {
                     write(staging, rel, e, owner, src.isDirectory() && e.relativePath().isEmpty());
                 }
             }
-            Digest layer = images.storeLayer(staging, 0, java.util.Set.of());
+            Digest layer = images.storeLayer(staging, 0, java.util.Set.of(), host.timeLeft());
             Instant now = Instant.now();
             store.cache(stepKey, layer, now);
             useLayer(s, stepKey, new ImageStore.CacheEntry(layer, now));

@@ -50,11 +50,23 @@ public final class ImageService {
 
     private final ImageStore store;
     private final LayerExtractor extractor;
-    private final ConcurrentHashMap<String, Object> building = new ConcurrentHashMap<>();
+    /** Where Debian bases come from: the host's apt mirror, read at each build (empty: mmdebstrap's default). */
+    private final java.util.function.Supplier<Optional<String>> debianMirror;
+    private final ConcurrentHashMap<String, java.util.concurrent.locks.ReentrantLock> building = new ConcurrentHashMap<>();
 
     public ImageService(Path root) {
+        this(root, () -> DebianBase.hostMirror(Path.of("/etc/apt")));
+    }
+
+    /** An image service whose Debian bases come from {@code debianMirror} (a URL mmdebstrap takes). */
+    public ImageService(Path root, String debianMirror) {
+        this(root, () -> Optional.of(debianMirror));
+    }
+
+    private ImageService(Path root, java.util.function.Supplier<Optional<String>> debianMirror) {
         this.store = new ImageStore(root);
         this.extractor = new LayerExtractor(io.paddock.image.internal.layer.Whiteouts.MKNOD);
+        this.debianMirror = debianMirror;
     }
 
     public ImageStore store() {
@@ -71,13 +83,24 @@ public final class ImageService {
      * @throws SandboxException NOT_FOUND saying how to get the image, when it is not here
      */
     public ImageStore.StoredImage require(String reference, ImageListener listener) {
+        return require(reference, listener, DEBIAN_TIMEOUT);
+    }
+
+    /**
+     * {@link #require(String, ImageListener)}, a Debian base built (or waited for, while another request builds it)
+     * within {@code within} at most, and never past {@link #DEBIAN_TIMEOUT}: a build's FROM with what is left of
+     * its time.
+     *
+     * @throws SandboxException DEADLINE_EXCEEDED when the base is not built within it (mmdebstrap is stopped)
+     */
+    public ImageStore.StoredImage require(String reference, ImageListener listener, Duration within) {
         Optional<ImageStore.StoredImage> found = find(reference);
         if (found.isPresent()) {
             return found.get();
         }
         Optional<DebianBase> debian = DebianBase.parse(reference);
         if (debian.isPresent()) {
-            return debian(debian.get(), listener);
+            return debian(debian.get(), listener, within);
         }
         throw new SandboxException(ErrorCode.NOT_FOUND, "image '" + reference + "' is not here; pull it"
                 + " (paddock image pull " + reference + ") or build it (paddock image build -t " + reference + " DIR)");
@@ -98,8 +121,23 @@ public final class ImageService {
      * the environment Docker's Debian images have, {@code bash} as the command.
      */
     public ImageStore.StoredImage debian(DebianBase base, ImageListener listener) {
-        Object lock = building.computeIfAbsent(base.name() + base.packages(), k -> new Object());
-        synchronized (lock) {
+        return debian(base, listener, DEBIAN_TIMEOUT);
+    }
+
+    private ImageStore.StoredImage debian(DebianBase base, ImageListener listener, Duration within) {
+        long deadline = System.nanoTime() + Math.min(within.toNanos(), DEBIAN_TIMEOUT.toNanos());
+        java.util.concurrent.locks.ReentrantLock lock = building.computeIfAbsent(base.name() + base.packages(),
+                k -> new java.util.concurrent.locks.ReentrantLock());
+        try {
+            if (!lock.tryLock(Math.max(0, deadline - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS)) {
+                throw new SandboxException(ErrorCode.DEADLINE_EXCEEDED, "the Debian base " + base.name() + " that"
+                        + " another request is building was not ready within " + within);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SandboxException(ErrorCode.UNAVAILABLE, "interrupted while waiting for the Debian base " + base.name());
+        }
+        try {
             Optional<ImageStore.StoredImage> found = base.packages().isEmpty() ? store.find(base.name()) : Optional.empty();
             if (found.isPresent()) {
                 return found.get();
@@ -108,8 +146,13 @@ public final class ImageService {
             Path tar = store.root().resolve(".debian-" + Long.toHexString(System.nanoTime()) + ".tar");
             try {
                 List<String> packages = base.packages();
-                ImageTools.mmdebstrap(base.suite(), "minbase", packages, DebianBase.hostMirror(Path.of("/etc/apt")),
-                        tar, DEBIAN_TIMEOUT, listener::log, slimOptions(base));
+                Duration left = Duration.ofNanos(deadline - System.nanoTime());
+                if (left.isNegative() || left.isZero()) {
+                    throw new SandboxException(ErrorCode.DEADLINE_EXCEEDED, "no time was left to build the Debian base "
+                            + base.name());
+                }
+                ImageTools.mmdebstrap(base.suite(), "minbase", packages, debianMirror.get(), tar, left, listener::log,
+                        slimOptions(base));
                 ImageConfig config = ImageConfig.empty()
                         .withEnv(List.of("PATH=" + SandboxImage.DEFAULT_PATH))
                         .withCmd(List.of("bash"))
@@ -128,6 +171,8 @@ public final class ImageService {
                     // prune removes it
                 }
             }
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -438,7 +483,73 @@ public final class ImageService {
      * changing it: a build's RUN step and a snapshot. Returns the layer's diff_id.
      */
     public Digest commitUpper(Path upper, long uidBase, java.util.Set<String> paddockFiles) {
-        return storeLayer(upper, uidBase, paddockFiles);
+        return storeLayer(upper, uidBase, paddockFiles, 0);
+    }
+
+    /**
+     * {@link #commitUpper(Path, long, java.util.Set)} within {@code within} (empty: no limit): past it, the commit
+     * stops where it is, at the next block it writes or reads, leaving nothing behind (its temporary tar, blob and
+     * staging directory are removed, as on any failure).
+     *
+     * @throws SandboxException DEADLINE_EXCEEDED when it does not end within it
+     */
+    public Digest commitUpper(Path upper, long uidBase, java.util.Set<String> paddockFiles,
+                              Optional<Duration> within) {
+        return storeLayer(upper, uidBase, paddockFiles, within);
+    }
+
+    /** {@link #storeLayer(Path, long, java.util.Set)} within {@code within}, as {@link #commitUpper} with one. */
+    Digest storeLayer(Path dir, long uidShift, java.util.Set<String> excluded, Optional<Duration> within) {
+        return storeLayer(dir, uidShift, excluded, within.map(d -> System.nanoTime() + Math.max(1, d.toNanos()))
+                .orElse(0L));
+    }
+
+    /** Throws DEADLINE_EXCEEDED once {@code deadline} (System.nanoTime(); 0: none) has passed. */
+    private static void checkDeadline(long deadline) {
+        if (deadline != 0 && System.nanoTime() - deadline > 0) {
+            throw new SandboxException(ErrorCode.DEADLINE_EXCEEDED, "the step's layer was still being stored when the"
+                    + " build's time ran out; storing it was stopped");
+        }
+    }
+
+    /** {@code out}, checking {@code deadline} at every write. */
+    private static java.io.OutputStream bounded(java.io.OutputStream out, long deadline) {
+        if (deadline == 0) {
+            return out;
+        }
+        return new java.io.FilterOutputStream(out) {
+            @Override
+            public void write(int b) throws IOException {
+                checkDeadline(deadline);
+                out.write(b);
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) throws IOException {
+                checkDeadline(deadline);
+                out.write(b, off, len);
+            }
+        };
+    }
+
+    /** {@code in}, checking {@code deadline} at every read. */
+    private static InputStream bounded(InputStream in, long deadline) {
+        if (deadline == 0) {
+            return in;
+        }
+        return new java.io.FilterInputStream(in) {
+            @Override
+            public int read() throws IOException {
+                checkDeadline(deadline);
+                return in.read();
+            }
+
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+                checkDeadline(deadline);
+                return in.read(b, off, len);
+            }
+        };
     }
 
     /**
@@ -446,22 +557,28 @@ public final class ImageService {
      * unpacks that blob as a stored layer, so that the stored layer is exactly what a push sends.
      */
     Digest storeLayer(Path dir, long uidShift, java.util.Set<String> excluded) {
+        return storeLayer(dir, uidShift, excluded, 0);
+    }
+
+    /** {@link #storeLayer(Path, long, java.util.Set)} stopped (DEADLINE_EXCEEDED) past {@code deadline} (0: none). */
+    private Digest storeLayer(Path dir, long uidShift, java.util.Set<String> excluded, long deadline) {
         Path tmp = null;
         try {
             tmp = Files.createTempFile(store.root(), ".layer-", ".tar.gz");
             LayerBlob blob;
-            try (java.io.OutputStream out = Files.newOutputStream(tmp)) {
+            try (java.io.OutputStream out = bounded(Files.newOutputStream(tmp), deadline)) {
                 blob = new LayerWriter().write(dir, out, true, uidShift, excluded);
             }
             Digest digest;
-            try (InputStream in = Files.newInputStream(tmp)) {
+            try (InputStream in = bounded(Files.newInputStream(tmp), deadline)) {
                 digest = store.blobs().put(in, Long.MAX_VALUE, blob.digest());
             }
             store.recordLayerBlob(blob.diffId(), new Descriptor(MediaTypes.OCI_LAYER_GZIP, digest, blob.size()));
             if (!store.hasLayer(blob.diffId())) {
                 Path staging = store.newLayerStaging();
-                try (InputStream in = store.blobs().open(digest)) {
+                try (InputStream in = bounded(store.blobs().open(digest), deadline)) {
                     extractor.extract(in, MediaTypes.OCI_LAYER_GZIP, staging, LayerExtractor.Limits.DEFAULT);
+                    checkDeadline(deadline);
                     store.commitLayer(staging, blob.diffId());
                 } finally {
                     ImageStore.deleteTree(staging);

@@ -85,14 +85,14 @@ final class ImageApi {
         tenancy.checkImagePull(caller, r.ref());
         tenancy.checkRegistryAuth(caller, r.auth());
         tenancy.checkRegistryAddress(caller, r.ref());
-        return listener -> images().pull(r.ref(), r.auth(), listener, tenancy.registryDestinations(caller));
+        return listener -> tenancy.registry(caller, rule -> images().pull(r.ref(), r.auth(), listener, rule));
     }
 
     Operation push(Caller caller, JsonNode body) {
         ImageWire.PushRequest r = ImageWire.pushRequest(body);
         tenancy.checkRegistryAuth(caller, r.auth());
         tenancy.checkRegistryAddress(caller, r.target());
-        return listener -> images().push(r.ref(), r.target(), r.auth(), listener, tenancy.registryDestinations(caller));
+        return listener -> tenancy.registry(caller, rule -> images().push(r.ref(), r.target(), r.auth(), listener, rule));
     }
 
     /**

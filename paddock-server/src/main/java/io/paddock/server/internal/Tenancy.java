@@ -60,6 +60,8 @@ public final class Tenancy implements AutoCloseable {
     public static final Pattern NAME = Pattern.compile("[a-z][a-z0-9]{0,15}");
     /** The default of {@code ServerOptions.maxExecSocketsPerTenant()}: a quarter of the server's connections. */
     public static final int DEFAULT_MAX_EXEC_SOCKETS_PER_TENANT = 128;
+    /** The default of {@code ServerOptions.maxRegistryConnectionsPerTenant()}: a quarter of the gate's tunnels. */
+    public static final int DEFAULT_MAX_REGISTRY_CONNECTIONS_PER_TENANT = DestinationGate.MAX_CONNECTIONS / 4;
     private static final int MAX_ENGINE_NAME = 63;
 
     private final Paddock paddock;
@@ -74,6 +76,8 @@ public final class Tenancy implements AutoCloseable {
     private final Destinations destinations = Destinations.defaults();
     /** Where a tenant's pulls and pushes connect through, to the address it checked; started at the first one. */
     private DestinationGate gate;
+    /** How many of the gate's tunnels one tenant's pulls and pushes hold at once, together. */
+    private volatile int registryConnections = DEFAULT_MAX_REGISTRY_CONNECTIONS_PER_TENANT;
     private boolean closed;
     private final Map<String, TenantQuota> quotas;
     /** Per tenant: held while its volumes or codebases are counted and one is created, so two creates never both fit. */
@@ -519,18 +523,66 @@ public final class Tenancy implements AutoCloseable {
     }
 
     /**
+     * Runs {@code operation}, a pull or push by the caller, with the rule of where it may connect
+     * ({@link #registryDestinations}). A tenant's connections go through a {@link DestinationGate.Lane} of its own
+     * (ATTACKS.md A83i): the tenant holds at most {@link #maxRegistryConnectionsPerTenant} of the gate's {@value
+     * DestinationGate#MAX_CONNECTIONS} tunnels at once, over all its pulls and pushes, and runs at most as many at
+     * once; beyond either, 429 RESOURCE_EXHAUSTED naming the daemon option. The lane is closed when the operation
+     * ends, and its tunnels with it. The operator's pulls and pushes connect directly and are not counted.
+     */
+    public <T> T registry(Caller caller, java.util.function.Function<DestinationRule, T> operation) {
+        if (caller.isOperator()) {
+            return operation.apply(DestinationRule.ANYWHERE);
+        }
+        String tenant = caller.tenant().orElseThrow();
+        DestinationGate g = gate();
+        DestinationGate.Lane lane;
+        try {
+            lane = g.lane(tenant, registryConnections);
+        } catch (SandboxException e) {
+            if (e.code() == ErrorCode.RESOURCE_EXHAUSTED) {
+                throw overRegistryShare(tenant, "pulls and pushes running", e);
+            }
+            throw e;
+        }
+        try {
+            return operation.apply(registryDestinations(g, lane.proxySelector()));
+        } catch (SandboxException e) {
+            if (lane.refusedForShare()) {
+                throw overRegistryShare(tenant, "connections to registries open", e);
+            }
+            throw e;
+        } finally {
+            lane.close();
+        }
+    }
+
+    private SandboxException overRegistryShare(String tenant, String what, SandboxException cause) {
+        return new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "tenant '" + tenant + "' already has "
+                + registryConnections + " " + what + " through the daemon's destination gate, the most one tenant"
+                + " may (--max-registry-connections-per-tenant, of the gate's " + DestinationGate.MAX_CONNECTIONS
+                + "); retry when some of its pulls and pushes have ended", cause);
+    }
+
+    /** Sets how many of the destination gate's tunnels one tenant's pulls and pushes may hold at once; returns this. */
+    public Tenancy maxRegistryConnectionsPerTenant(int max) {
+        if (max < 1 || max > DestinationGate.MAX_CONNECTIONS) {
+            throw SandboxException.invalid("maxRegistryConnectionsPerTenant", "must be between 1 and "
+                    + DestinationGate.MAX_CONNECTIONS + ", got " + max);
+        }
+        this.registryConnections = max;
+        return this;
+    }
+
+    /**
      * What a tenant's pull or push may connect to once it runs: every URL the registry client is about to send a
      * request to (the registry, each redirect's target, each token realm) is held to the same rule as the registry
      * itself, so that a registry the tenant runs cannot send the daemon to this host's own addresses, loopback or
-     * the private ranges; and every connection goes through the {@link DestinationGate}, which connects only to
-     * the address it resolved and checked itself, so a name rebound after the check gets no connection either.
-     * The operator's pulls go anywhere, directly.
+     * the private ranges; and every connection goes through the {@link DestinationGate} ({@code proxy}, the lane of
+     * the tenant's operation), which connects only to the address it resolved and checked itself, so a name
+     * rebound after the check gets no connection either.
      */
-    public DestinationRule registryDestinations(Caller caller) {
-        if (caller.isOperator()) {
-            return DestinationRule.ANYWHERE;
-        }
-        DestinationGate g = gate();
+    private static DestinationRule registryDestinations(DestinationGate g, ProxySelector proxy) {
         return new DestinationRule() {
             @Override
             public void accept(URI uri) {
@@ -544,7 +596,7 @@ public final class Tenancy implements AutoCloseable {
 
             @Override
             public Optional<ProxySelector> proxy() {
-                return Optional.of(g.proxySelector());
+                return Optional.of(proxy);
             }
         };
     }

@@ -321,6 +321,11 @@ final class RegistrySession {
                     + " connect time is one connections made for a tenant never go to (this host's own, loopback,"
                     + " private, link-local or the sandboxes' ranges)", e);
         }
+        if (text.startsWith("Tunnel failed, got: 429")) {
+            // the destination gate: whoever this pull is made for already holds its share of the gate's tunnels
+            return new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "cannot reach " + where + ": the pulls and"
+                    + " pushes made for this tenant already hold its share of the connections to registries", e);
+        }
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof SSLException) {
                 return new SandboxException(ErrorCode.UNAVAILABLE, "cannot reach " + where + " over https: "

@@ -87,6 +87,21 @@ public final class ImageTools {
         } catch (IOException e) {
             throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "cannot run mmdebstrap: " + e.getMessage(), e);
         }
+        // The timeout is kept while mmdebstrap runs, not only once its output ends: a download that stalls (or a
+        // build whose time is up) stops it, its children and their hold on the output with it.
+        java.util.concurrent.atomic.AtomicBoolean timedOut = new java.util.concurrent.atomic.AtomicBoolean();
+        Thread watchdog = new Thread(() -> {
+            try {
+                if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+                    timedOut.set(true);
+                    stop(p);
+                }
+            } catch (InterruptedException e) {
+                // mmdebstrap ended first
+            }
+        }, "paddock-mmdebstrap-watchdog");
+        watchdog.setDaemon(true);
+        watchdog.start();
         java.util.ArrayDeque<String> tail = new java.util.ArrayDeque<>();
         try (InputStream in = p.getInputStream();
              java.io.BufferedReader r = new java.io.BufferedReader(new java.io.InputStreamReader(in, StandardCharsets.UTF_8))) {
@@ -98,15 +113,21 @@ public final class ImageTools {
                     tail.removeFirst();
                 }
             }
-            if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                p.destroyForcibly();
-                throw new SandboxException(ErrorCode.DEADLINE_EXCEEDED, "mmdebstrap did not finish within " + timeout);
+            if (!p.waitFor(STOP_GRACE.toMillis(), TimeUnit.MILLISECONDS)) {
+                stop(p); // its output ended and it lingers: it is past its time or about to be
+            }
+            watchdog.interrupt();
+            watchdog.join(STOP_GRACE.toMillis() * 2);
+            if (timedOut.get()) {
+                deleteQuietly(tarOut);
+                throw new SandboxException(ErrorCode.DEADLINE_EXCEEDED, "mmdebstrap did not finish within " + timeout
+                        + " and was stopped");
             }
         } catch (IOException e) {
-            p.destroyForcibly();
+            stop(p);
             throw new SandboxException(ErrorCode.INTERNAL, "reading mmdebstrap's output failed: " + e, e);
         } catch (InterruptedException e) {
-            p.destroyForcibly();
+            stop(p);
             Thread.currentThread().interrupt();
             throw new SandboxException(ErrorCode.UNAVAILABLE, "interrupted while running mmdebstrap");
         }
@@ -118,6 +139,52 @@ public final class ImageTools {
             }
             throw new SandboxException(ErrorCode.UNAVAILABLE, "mmdebstrap could not build Debian " + suite
                     + " (exit " + p.exitValue() + "):\n" + String.join("\n", tail));
+        }
+    }
+
+    /** How long a stopped mmdebstrap has to undo its mounts and end, after SIGTERM, before it is killed. */
+    private static final Duration STOP_GRACE = Duration.ofSeconds(20);
+
+    /**
+     * Stops mmdebstrap and everything it started: SIGTERM first to all of them, which mmdebstrap answers by
+     * unmounting what it mounted in its chroot and removing it; after {@link #STOP_GRACE}, SIGKILL to whatever
+     * is left. Waits for them to end.
+     */
+    private static void stop(Process p) {
+        List<ProcessHandle> all = new ArrayList<>(p.descendants().toList()); // they outlive p as orphans otherwise
+        all.add(0, p.toHandle());
+        all.forEach(ProcessHandle::destroy);
+        long deadline = System.nanoTime() + STOP_GRACE.toNanos();
+        for (ProcessHandle h : all) {
+            try {
+                h.onExit().get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+                break;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        for (ProcessHandle h : all) {
+            h.destroyForcibly();
+        }
+        for (ProcessHandle h : all) {
+            try {
+                h.onExit().get(5, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+                // reported by the caller's failure; a process in uninterruptible sleep ends later
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+    }
+
+    private static void deleteQuietly(Path file) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException ignored) {
+            // the caller's temporary directory goes anyway
         }
     }
 }
