@@ -29,6 +29,14 @@ public interface BuildHost {
         /** What Paddock put in {@link #upper()} (relative paths), left out of the step's layer. */
         java.util.Set<String> paddockFiles();
 
+        /**
+         * The disk the step's writable layer was cut to because the build's owner had only that left of what it may
+         * hold ({@link ImageCharge#remaining()}); empty when it has its usual size.
+         */
+        default java.util.OptionalLong quotaDisk() {
+            return java.util.OptionalLong.empty();
+        }
+
         @Override
         void close();
     }
