@@ -95,6 +95,15 @@ public interface Images {
         throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this client's images are stored elsewhere");
     }
 
+    /**
+     * The owner ({@link #chargedTo}) whose pull or build last wrote the name {@code reference}; empty for a name
+     * written uncharged (by the operator, or before owners were recorded), an id, or an unknown name. A daemon lets
+     * a tenant remove the names its own pulls wrote, stored under their registry's name.
+     */
+    default java.util.Optional<String> nameOwner(String reference) {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this client's images are stored elsewhere");
+    }
+
     /** Every stored image, by name. */
     List<ImageInfo> list();
 

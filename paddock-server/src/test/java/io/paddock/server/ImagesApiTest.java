@@ -380,17 +380,17 @@ class ImagesApiTest {
         Path layers = io.paddock.LocalOptions.builder().build().storageDir().resolve("images").resolve("layers");
         Set<String> before = layerDirs(layers);
 
-        // one RUN step writing 8 MiB: its writable layer was cut to the 4 MiB left
+        // one RUN step writing 8 MiB: its writable layer was cut to the 4 MiB left (and 1 MiB for the filesystem)
         String big = DAVE_NAME + "/big:1";
         HttpResponse<String> tooBig = build(DAVE, "/v1/images/build?tag=" + q(big), new Tar().file("Dockerfile",
-                "FROM " + base + "\nRUN head -c 8388608 /dev/urandom > /big-" + RUN + "\n").bytes(), false);
+                "FROM " + base + "\nRUN busybox head -c 8388608 /dev/urandom > /big-" + RUN + "\n").bytes(), false);
         assertError(tooBig, 429, "RESOURCE_EXHAUSTED", "image-bytes=4m", "tenants file", DAVE_NAME);
         conforms("POST", "/v1/images/build", tooBig);
         // two steps of 1 MiB (each ~2 MiB stored: its files and its compressed blob): the second passes the quota
         String two = DAVE_NAME + "/two:1";
         HttpResponse<String> past = build(DAVE, "/v1/images/build?tag=" + q(two), new Tar().file("Dockerfile",
-                "FROM " + base + "\nRUN head -c 1048576 /dev/urandom > /one-" + RUN
-                        + "\nRUN head -c 1048576 /dev/urandom > /two-" + RUN + "\n").bytes(), false);
+                "FROM " + base + "\nRUN busybox head -c 1048576 /dev/urandom > /one-" + RUN
+                        + "\nRUN busybox head -c 1048576 /dev/urandom > /two-" + RUN + "\n").bytes(), false);
         assertError(past, 429, "RESOURCE_EXHAUSTED", "image-bytes=4m", "tenants file");
         assertThat(images.ownedBytes(DAVE_NAME)).as("nothing stays charged").isEqualTo(io.paddock.ByteSize.bytes(0));
         assertThat(layerDirs(layers)).as("no layer of the failed builds is left").isEqualTo(before);
@@ -401,14 +401,14 @@ class ImagesApiTest {
         String ok = DAVE_NAME + "/ok:1";
         made.add(ok);
         HttpResponse<String> fits = build(DAVE, "/v1/images/build?tag=" + q(ok), new Tar().file("Dockerfile",
-                "FROM " + base + "\nRUN head -c 1048576 /dev/urandom > /ok-" + RUN + "\n").bytes(), false);
+                "FROM " + base + "\nRUN busybox head -c 1048576 /dev/urandom > /ok-" + RUN + "\n").bytes(), false);
         assertThat(fits.statusCode()).as(fits.body()).isEqualTo(200);
         long held = images.ownedBytes(DAVE_NAME).bytes();
         assertThat(held).isBetween(2L << 20, 3L << 20);
         // the next would pass it
         String second = DAVE_NAME + "/second:1";
         made.add(second);
-        byte[] secondContext = new Tar().file("Dockerfile", "FROM " + base + "\nRUN head -c 1048576 /dev/urandom > /second-"
+        byte[] secondContext = new Tar().file("Dockerfile", "FROM " + base + "\nRUN busybox head -c 1048576 /dev/urandom > /second-"
                 + RUN + "\n").bytes();
         assertError(build(DAVE, "/v1/images/build?tag=" + q(second), secondContext, false), 429, "RESOURCE_EXHAUSTED",
                 "image-bytes=4m");
@@ -418,17 +418,29 @@ class ImagesApiTest {
         String erins = ERIN_NAME + "/app:1";
         made.add(erins);
         HttpResponse<String> erin = build(ERIN, "/v1/images/build?tag=" + q(erins), new Tar().file("Dockerfile",
-                "FROM " + base + "\nRUN head -c 1048576 /dev/urandom > /erin-" + RUN + "\n").bytes(), false);
+                "FROM " + base + "\nRUN busybox head -c 1048576 /dev/urandom > /erin-" + RUN + "\n").bytes(), false);
         assertThat(erin.statusCode()).as(erin.body()).isEqualTo(200);
         assertThat(images.ownedBytes(ERIN_NAME).bytes()).isBetween(2L << 20, 3L << 20);
         String op = "paddock-test/op-big-" + RUN + ":1";
         made.add(op);
         HttpResponse<String> operator = build(f.token, "/v1/images/build?tag=" + q(op), new Tar().file("Dockerfile",
-                "FROM " + base + "\nRUN head -c 8388608 /dev/urandom > /op-" + RUN + "\n").bytes(), false);
+                "FROM " + base + "\nRUN busybox head -c 8388608 /dev/urandom > /op-" + RUN + "\n").bytes(), false);
         assertThat(operator.statusCode()).as(operator.body()).isEqualTo(200);
 
         // removing its image frees its bytes: the next build fits
         assertThat(delete(DAVE, "/v1/image?ref=" + q(ok)).statusCode()).isEqualTo(204);
+        assertThat(images.ownedBytes(DAVE_NAME)).isEqualTo(io.paddock.ByteSize.bytes(0));
+        // a name the tenant's pull wrote (under its registry's name) is its to remove, and no one else's; the pull is
+        // made through the engine's charged images, as the daemon makes a tenant's (whose pulls may not reach loopback)
+        registry.pushBusybox("paddock-test/pulled-" + RUN + ":1");
+        String pulledRef = registry.host() + "/paddock-test/pulled-" + RUN + ":1";
+        made.add(pulledRef);
+        images.chargedTo(DAVE_NAME, io.paddock.ByteSize.mib(4)).pull(pulledRef, io.paddock.RegistryAuth.none().insecure(),
+                io.paddock.ImageListener.NONE);
+        assertThat(images.nameOwner(pulledRef)).hasValue(DAVE_NAME);
+        assertError(delete(ERIN, "/v1/image?ref=" + q(pulledRef)), 403, "PERMISSION_DENIED", "pulled by it");
+        assertThat(delete(DAVE, "/v1/image?ref=" + q(pulledRef)).statusCode()).isEqualTo(204);
+        assertThat(get(f.token, "/v1/image?ref=" + q(pulledRef)).statusCode()).isEqualTo(404);
         assertThat(images.ownedBytes(DAVE_NAME)).isEqualTo(io.paddock.ByteSize.bytes(0));
         HttpResponse<String> again = build(DAVE, "/v1/images/build?tag=" + q(second), secondContext, false);
         assertThat(again.statusCode()).as(again.body()).isEqualTo(200);

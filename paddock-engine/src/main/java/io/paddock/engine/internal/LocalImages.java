@@ -43,6 +43,11 @@ final class LocalImages implements Images {
     static final ByteSize BUILD_MEMORY = ByteSize.mib(2048);
     static final ByteSize BUILD_DISK = ByteSize.mib(16384);
     static final Duration BUILD_STEP_TIMEOUT = Duration.ofHours(1);
+    /**
+     * Added to what a build's owner has left when its step's disk is cut to it: the filesystem's own blocks count
+     * against the step's disk, not against the owner's bytes (its files' apparent sizes and their blob).
+     */
+    static final ByteSize QUOTA_SLACK = ByteSize.mib(1);
 
     private static final System.Logger LOG = System.getLogger("io.paddock.engine");
 
@@ -179,6 +184,11 @@ final class LocalImages implements Images {
     }
 
     @Override
+    public java.util.Optional<String> nameOwner(String reference) {
+        return images.nameOwner(reference);
+    }
+
+    @Override
     public List<ImageInfo> list() {
         return images.list();
     }
@@ -212,7 +222,11 @@ final class LocalImages implements Images {
             this.max = max;
         }
 
+        /** A fresh charge; an owner at its maximum first gives up its layers no image needs (its build cache). */
         private ImageCharge charge() {
+            if (images.store().ownedBytes(owner) >= max.bytes()) {
+                images.collectOwned(owner, inUse());
+            }
             return images.charge(owner, max);
         }
 
@@ -271,6 +285,11 @@ final class LocalImages implements Images {
         @Override
         public ByteSize ownedBytes(String other) {
             return LocalImages.this.ownedBytes(other);
+        }
+
+        @Override
+        public java.util.Optional<String> nameOwner(String reference) {
+            return LocalImages.this.nameOwner(reference);
         }
 
         @Override
@@ -369,14 +388,16 @@ final class LocalImages implements Images {
             Duration left = left();
             double cpus = limits == null ? Math.max(1, Runtime.getRuntime().availableProcessors())
                     : limits.cpus().orElse((double) Math.max(1, Runtime.getRuntime().availableProcessors()));
-            // The step's layer holds at most what the build's owner may still bring into the store (the disk's least).
+            // The step's layer holds at most what the build's owner may still bring into the store, and the
+            // filesystem's own blocks (QUOTA_SLACK): what it writes past that fails the step; what passes the owner's
+            // maximum by less fails the build when the layer is charged.
             long room = charge.remaining();
-            if (room < SandboxSpec.MIN_DISK.bytes()) {
-                throw charge.exhausted("a RUN step (its writable layer needs at least " + SandboxSpec.MIN_DISK + ")");
+            if (room <= 0) {
+                throw charge.exhausted("a RUN step");
             }
-            java.util.OptionalLong cut = room < BUILD_DISK.bytes() ? java.util.OptionalLong.of(room)
-                    : java.util.OptionalLong.empty();
-            ByteSize disk = cut.isPresent() ? ByteSize.bytes(room) : BUILD_DISK;
+            java.util.OptionalLong cut = room + QUOTA_SLACK.bytes() < BUILD_DISK.bytes()
+                    ? java.util.OptionalLong.of(room + QUOTA_SLACK.bytes()) : java.util.OptionalLong.empty();
+            ByteSize disk = cut.isPresent() ? ByteSize.bytes(cut.getAsLong()) : BUILD_DISK;
             // A sandbox lives at least a second: the command's own timeout (below) stops a step sooner.
             SandboxSpec spec = SandboxSpec.builder().image(imageId).runtime("runc")
                     .memory(limits == null ? BUILD_MEMORY : limits.memory()).disk(disk).cpus(cpus).pids(4096)

@@ -30,8 +30,9 @@ public interface BuildHost {
         java.util.Set<String> paddockFiles();
 
         /**
-         * The disk the step's writable layer was cut to because the build's owner had only that left of what it may
-         * hold ({@link ImageCharge#remaining()}); empty when it has its usual size.
+         * The disk the step's writable layer was cut to because the build's owner had only about that left of what it
+         * may hold ({@link ImageCharge#remaining()}, and a little for the filesystem's own blocks); empty when it has
+         * its usual size.
          */
         default java.util.OptionalLong quotaDisk() {
             return java.util.OptionalLong.empty();

@@ -158,7 +158,7 @@ public final class ImageBuilder {
         ImageConfig result = s.config.withLayers(s.layers)
                 .withCreated(Optional.of(s.newest.equals(Instant.EPOCH) ? Instant.now() : s.newest));
         Digest configDigest = store.blobs().put(result.toJson());
-        return store.put(configDigest, List.of(), tags);
+        return store.put(configDigest, List.of(), tags, charge.owner());
     }
 
     private static void requireRoot(State s, String where, String what) {

@@ -174,7 +174,7 @@ public final class ImageService {
             }
         }
         Digest configDigest = store.blobs().put(config.withLayers(diffIds).toJson());
-        return store.put(configDigest, List.of(), names);
+        return store.put(configDigest, List.of(), names, charge.owner());
     }
 
     // ---- names ----
@@ -374,7 +374,7 @@ public final class ImageService {
             }
             store.recordLayerBlob(diffId, blob);
         }
-        return store.put(pulled.config(), pulled.layers(), List.of(ref.familiar()));
+        return store.put(pulled.config(), pulled.layers(), List.of(ref.familiar()), charge.owner());
     }
 
     /**
@@ -600,6 +600,21 @@ public final class ImageService {
     /** A charge to {@code owner}, who may hold {@code max} of this store. */
     public ImageCharge charge(String owner, io.paddock.ByteSize max) {
         return ImageCharge.of(store, owner, max);
+    }
+
+    /**
+     * The owner ({@link ImageCharge}) whose pull or build last wrote the name a reference gives (as the user wrote it,
+     * or its canonical form); empty for a name written by no owner, an id, or no name.
+     */
+    public Optional<String> nameOwner(String reference) {
+        if (store.names().containsKey(reference)) {
+            return store.nameOwner(reference);
+        }
+        try {
+            return store.nameOwner(canonicalName(reference));
+        } catch (SandboxException e) {
+            return Optional.empty();
+        }
     }
 
     /** Keeps {@code layers} from {@link #collect} and {@link #prune} until {@link #unpin}: an operation's, running. */

@@ -1,12 +1,16 @@
 package io.paddock.image.internal;
 
 import io.paddock.ByteSize;
+import io.paddock.DestinationRule;
 import io.paddock.ErrorCode;
+import io.paddock.ImageListener;
+import io.paddock.RegistryAuth;
 import io.paddock.SandboxException;
 import io.paddock.image.internal.oci.Descriptor;
 import io.paddock.image.internal.oci.Digest;
 import io.paddock.image.internal.oci.ImageConfig;
 import io.paddock.image.internal.store.ImageStore;
+import io.paddock.testkit.TestRegistry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -24,7 +28,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * The image store's owners records (ATTACKS.md A83h), on a real store in a temporary directory: a layer is charged
  * once, to the first owner that stored it, at its unpacked files plus its compressed blob; the records survive a new
  * service on the same store; an owner past its maximum is refused; collecting deletes what an owner brought in that no
- * image needs, and keeps what a named image uses; a prune forgets the owners of the layers it deleted.
+ * image needs, and keeps what a named image uses; a prune forgets the owners of the layers it deleted. A charged pull
+ * (from a real docker-registry on loopback) past the maximum leaves nothing; one under it is charged, and its name is
+ * recorded as its owner's.
  */
 class ImageChargeTest {
     @TempDir
@@ -111,6 +117,47 @@ class ImageChargeTest {
         assertThat(images.store().hasLayer(kept)).isFalse();
         assertThat(images.store().ownedBytes("dave")).isZero();
         assertThat(Files.readString(images.store().root().resolve("owners.json"))).doesNotContain(kept.hex());
+    }
+
+    @Test
+    void aChargedPullIsChargedItsNameRecordedAndOnePastTheMaximumLeavesNothing() throws IOException {
+        try (TestRegistry registry = TestRegistry.start()) {
+            registry.pushBusybox("acc/busy:1");
+            String ref = registry.host() + "/acc/busy:1";
+            ImageService images = new ImageService(tmp.resolve("store"));
+            ImageCharge tiny = images.charge("erin", ByteSize.kib(64));
+            assertThatThrownBy(() -> images.pull(ref, RegistryAuth.none().insecure(), ImageListener.NONE,
+                    DestinationRule.ANYWHERE, tiny)).isInstanceOfSatisfying(SandboxException.class, e -> {
+                        assertThat(e.code()).isEqualTo(ErrorCode.RESOURCE_EXHAUSTED);
+                        assertThat(e.getMessage()).startsWith("'erin' holds ").contains("maximum of 64k");
+                    });
+            assertThat(tiny.blobs()).isNotEmpty();
+            images.collect(tiny, Set.of());
+            assertThat(tiny.blobs()).noneMatch(images.store().blobs()::has);
+            try (var layers = Files.list(images.store().layersDir())) {
+                assertThat(layers.filter(p -> !p.getFileName().toString().startsWith("."))).isEmpty();
+            }
+            assertThat(images.find(ref)).isEmpty();
+            assertThat(images.store().ownedBytes("erin")).isZero();
+
+            ImageCharge enough = images.charge("erin", ByteSize.mib(64));
+            ImageStore.StoredImage pulled = images.pull(ref, RegistryAuth.none().insecure(), ImageListener.NONE,
+                    DestinationRule.ANYWHERE, enough);
+            long blobs = pulled.layers().stream().mapToLong(Descriptor::size).sum();
+            assertThat(images.store().ownedBytes("erin")).isGreaterThan(blobs);
+            assertThat(images.nameOwner(ref)).hasValue("erin");
+            // pulled again by another owner: the layers cost it nothing, the name is now its
+            images.pull(ref, RegistryAuth.none().insecure(), ImageListener.NONE, DestinationRule.ANYWHERE,
+                    images.charge("frank", ByteSize.mib(64)));
+            assertThat(images.store().ownedBytes("frank")).isZero();
+            assertThat(images.nameOwner(ref)).hasValue("frank");
+            // removed, the first owner's layers go at its next collect
+            images.remove(ref, id -> false);
+            assertThat(images.nameOwner(ref)).isEmpty();
+            images.collectOwned("erin", Set.of());
+            assertThat(images.store().ownedBytes("erin")).isZero();
+            assertThat(pulled.config().diffIds()).noneMatch(images.store()::hasLayer);
+        }
     }
 
     @Test

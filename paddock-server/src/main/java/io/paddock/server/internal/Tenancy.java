@@ -585,7 +585,11 @@ public final class Tenancy implements AutoCloseable {
         };
     }
 
-    /** Removing a name: a tenant may remove only names in its own namespace (PERMISSION_DENIED otherwise). */
+    /**
+     * Removing a name: a tenant may remove only names in its own namespace, and names its own pulls wrote (stored
+     * under their registry's name, recorded by the engine: {@link io.paddock.Images#nameOwner}), so that it can free
+     * its {@code image-bytes}; PERMISSION_DENIED otherwise.
+     */
     public void checkImageRemove(Caller caller, String reference) {
         if (caller.isOperator()) {
             return;
@@ -597,10 +601,12 @@ public final class Tenancy implements AutoCloseable {
         } catch (SandboxException e) {
             name = reference; // an id or a short id: not a name in the tenant's namespace
         }
-        if (!name.startsWith(imageNamespace(tenant))) {
+        if (!name.startsWith(imageNamespace(tenant))
+                && !paddock.images().nameOwner(reference).map(tenant::equals).orElse(false)) {
             throw new SandboxException(ErrorCode.PERMISSION_DENIED, "tenant '" + tenant + "' may remove only its own"
-                    + " images, named under '" + imageNamespace(tenant) + "'; '" + Limits.shorten(reference)
-                    + "' is not (images are shared by every tenant of this daemon: ask its operator)");
+                    + " images, named under '" + imageNamespace(tenant) + "' or pulled by it; '"
+                    + Limits.shorten(reference) + "' is not (images are shared by every tenant of this daemon: ask its"
+                    + " operator)");
         }
     }
 

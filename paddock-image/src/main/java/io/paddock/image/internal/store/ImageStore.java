@@ -47,7 +47,8 @@ import java.util.stream.Stream;
  *   &lt;root&gt;/names.json              name:tag -> image id
  *   &lt;root&gt;/cache/&lt;hex&gt;             build cache: a step's key -> the layer it made, and when
  *   &lt;root&gt;/layer-blobs/&lt;hex&gt;       a layer's diff_id -> its compressed blob, when one was made or pulled
- *   &lt;root&gt;/owners.json             a layer's diff_id -> the owner whose pull or build brought it in, and its bytes
+ *   &lt;root&gt;/owners.json             a layer's diff_id -> the owner whose pull or build brought it in, and its bytes;
+ *                                  a name -> the owner whose pull or build wrote it
  * </pre>
  *
  * <p>Every write goes to a temporary name and is renamed into place, so a crash leaves no half image, and
@@ -159,6 +160,14 @@ public final class ImageStore {
 
     /** Records an image (its config blob must be in the blob store) and points {@code names} at it. */
     public StoredImage put(Digest configDigest, List<Descriptor> layerBlobs, List<String> names) {
+        return put(configDigest, layerBlobs, names, Optional.empty());
+    }
+
+    /**
+     * {@link #put(Digest, List, List)}, with {@code names} recorded as written by {@code owner}'s pull or build (or,
+     * empty, by nobody: whoever wrote them before no longer owns them).
+     */
+    public StoredImage put(Digest configDigest, List<Descriptor> layerBlobs, List<String> names, Optional<String> owner) {
         ImageConfig config = ImageConfig.parse(blobs.read(configDigest, 8 << 20));
         for (Digest d : config.diffIds()) {
             if (!hasLayer(d)) {
@@ -177,6 +186,15 @@ public final class ImageStore {
                 n.put(name, configDigest.toString());
             }
             writeNames(n);
+            LayerOwners.Records r = owners.read();
+            boolean changed = false;
+            for (String name : names) {
+                changed |= owner.isPresent() ? !owner.get().equals(r.names().put(name, owner.get()))
+                        : r.names().remove(name) != null;
+            }
+            if (changed) {
+                owners.write(r);
+            }
             return null;
         });
         return readRecord(configDigest).orElseThrow();
@@ -269,14 +287,22 @@ public final class ImageStore {
             if (byName && otherNames > 0) {
                 n.remove(key);
                 writeNames(n);
+                forgetNameOwners(Set.of(key));
                 return List.of();
             }
             if (inUse.test(img.id())) {
                 throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "image '" + reference
                         + "' is in use by a sandbox or a warm pool; destroy those first");
             }
-            n.values().removeIf(v -> v.equals(img.id().toString()));
+            Set<String> gone = new HashSet<>();
+            n.forEach((k, v) -> {
+                if (v.equals(img.id().toString())) {
+                    gone.add(k);
+                }
+            });
+            n.keySet().removeAll(gone);
             writeNames(n);
+            forgetNameOwners(gone);
             Files.deleteIfExists(images.resolve(img.id().hex() + ".json"));
             return List.of(img.id());
         });
@@ -423,20 +449,33 @@ public final class ImageStore {
      */
     public boolean charge(Digest diffId, String owner, long bytes) {
         return withLock(() -> {
-            Map<Digest, LayerOwners.Charge> m = owners.read();
-            if (m.containsKey(diffId) || !hasLayer(diffId)) {
+            LayerOwners.Records r = owners.read();
+            if (r.layers().containsKey(diffId) || !hasLayer(diffId)) {
                 return false;
             }
-            m.put(diffId, new LayerOwners.Charge(owner, bytes));
-            owners.write(m);
+            r.layers().put(diffId, new LayerOwners.Charge(owner, bytes));
+            owners.write(r);
             return true;
         });
+    }
+
+    /** The owner whose pull or build last wrote the name {@code name} (exactly as stored), if one did. */
+    public Optional<String> nameOwner(String name) {
+        return readNames().containsKey(name) ? Optional.ofNullable(owners.read().names().get(name)) : Optional.empty();
+    }
+
+    /** Called holding the lock. */
+    private void forgetNameOwners(Set<String> names) {
+        LayerOwners.Records r = owners.read();
+        if (r.names().keySet().removeAll(names)) {
+            owners.write(r);
+        }
     }
 
     /** The stored layers charged to {@code owner}, with the bytes each holds. */
     public Map<Digest, Long> owned(String owner) {
         Map<Digest, Long> out = new TreeMap<>(Comparator.comparing(Digest::hex));
-        owners.read().forEach((d, c) -> {
+        owners.read().layers().forEach((d, c) -> {
             if (c.owner().equals(owner) && hasLayer(d)) {
                 out.put(d, c.bytes());
             }
@@ -450,9 +489,9 @@ public final class ImageStore {
     }
 
     private void forgetOwnersOfGoneLayers() {
-        Map<Digest, LayerOwners.Charge> m = owners.read();
-        if (m.keySet().removeIf(d -> !hasLayer(d))) {
-            owners.write(m);
+        LayerOwners.Records r = owners.read();
+        if (r.layers().keySet().removeIf(d -> !hasLayer(d))) {
+            owners.write(r);
         }
     }
 
@@ -483,7 +522,8 @@ public final class ImageStore {
                 liveBlobs.add(img.id());
                 img.layers().forEach(l -> liveBlobs.add(l.digest()));
             }
-            Map<Digest, LayerOwners.Charge> charges = owners.read();
+            LayerOwners.Records records = owners.read();
+            Map<Digest, LayerOwners.Charge> charges = records.layers();
             Set<Digest> deleted = new HashSet<>();
             long bytes = 0;
             for (Digest d : new java.util.LinkedHashSet<>(layers)) {
@@ -512,7 +552,7 @@ public final class ImageStore {
                 }
             }
             if (!deleted.isEmpty()) {
-                owners.write(charges);
+                owners.write(records);
             }
             return bytes;
         });
