@@ -49,7 +49,8 @@ class ImageChargeTest {
         Path root = tmp.resolve("store");
         ImageService images = new ImageService(root);
         ImageCharge alice = images.charge("alice", ByteSize.mib(8));
-        Digest layer = images.storeLayer(dirWith("a.bin", 300_000, 1), 0, Set.of(), alice);
+        Path a = dirWith("a.bin", 300_000, 1);
+        Digest layer = images.storeLayer(a, 0, Set.of(), alice);
         Descriptor blob = images.store().layerBlob(layer).orElseThrow();
         long expected = 300_000 + blob.size();
         assertThat(images.store().ownedBytes("alice")).isEqualTo(expected);
@@ -57,10 +58,10 @@ class ImageChargeTest {
 
         // the same layer stored again, by another owner or by nobody, costs nothing
         ImageCharge bob = images.charge("bob", ByteSize.mib(8));
-        assertThat(images.storeLayer(dirWith("a.bin", 300_000, 1), 0, Set.of(), bob)).isEqualTo(layer);
+        assertThat(images.storeLayer(a, 0, Set.of(), bob)).isEqualTo(layer);
         assertThat(images.store().ownedBytes("bob")).isZero();
         assertThat(bob.layers()).isEmpty();
-        images.storeLayer(tmp.resolve("src-a.bin"), 0, Set.of(), ImageCharge.NONE);
+        images.storeLayer(a, 0, Set.of(), ImageCharge.NONE);
         assertThat(images.store().ownedBytes("alice")).isEqualTo(expected);
 
         // a restarted daemon reads the same records
