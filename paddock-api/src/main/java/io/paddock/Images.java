@@ -71,7 +71,8 @@ public interface Images {
      * These images as pulled and built on {@code owner}'s behalf (a daemon's tenant): each layer a pull or build of the
      * view brings into the store (one already stored costs nothing) is recorded as {@code owner}'s, with the store and
      * across restarts, and {@link #ownedBytes} counts it while it is stored. A pull or build of the view is refused
-     * before it starts while the owner already holds {@code maxBytes} or more; one that takes the owner past it as it
+     * before it starts while the owner already holds {@code maxBytes} or more (once its layers no image needs, its
+     * build cache, have been deleted to make room); one that takes the owner past it as it
      * runs fails, and what it brought in that no image needs is deleted again; a build's RUN steps get at most what the
      * owner has left as their writable layer's disk. Both fail RESOURCE_EXHAUSTED with a message that starts
      * {@code '<owner>' holds}. {@link #remove} of the view deletes, with the name, the owner's layers that no image

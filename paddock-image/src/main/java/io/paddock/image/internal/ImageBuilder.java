@@ -203,8 +203,7 @@ public final class ImageBuilder {
             if (exit != 0 && cut.isPresent() && ImageCharge.treeBytes(sb.upper()) >= cut.getAsLong() / 2) {
                 // It filled (or nearly: the filesystem's own blocks count too) a layer cut to what its owner has left.
                 throw charge.exhausted(where + ": " + step.describe() + " (failed with exit code " + exit + " having"
-                        + " filled its writable layer, cut to the " + io.paddock.ByteSize.bytes(cut.getAsLong())
-                        + " left)");
+                        + " filled its writable layer, cut to the " + ImageCharge.human(cut.getAsLong()) + " left)");
             }
             if (exit != 0) {
                 throw new SandboxException(ErrorCode.INVALID_ARGUMENT, where + ": " + step.describe()

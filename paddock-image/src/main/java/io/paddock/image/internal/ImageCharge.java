@@ -73,8 +73,9 @@ public final class ImageCharge {
 
     /** Fails when {@code bytes} more (what {@code what} holds, not charged yet) would take the owner past its maximum. */
     void checkAdding(long bytes, String what) {
-        if (owner != null && bytes > 0 && store.ownedBytes(owner) + bytes > max.bytes()) {
-            throw exhausted(what + " (" + ByteSize.bytes(bytes) + ")");
+        long held = owner == null ? 0 : store.ownedBytes(owner);
+        if (owner != null && bytes > 0 && held + bytes > max.bytes()) {
+            throw exhausted(what + " (" + human(bytes) + ")", held);
         }
     }
 
@@ -90,8 +91,9 @@ public final class ImageCharge {
         if (store.charge(diffId, owner, bytes)) {
             layers.add(diffId);
         }
-        if (store.ownedBytes(owner) > max.bytes()) {
-            throw exhausted("storing a layer of " + ByteSize.bytes(bytes));
+        long held = store.ownedBytes(owner);
+        if (held > max.bytes()) {
+            throw exhausted("a layer of " + human(bytes), held - bytes);
         }
     }
 
@@ -114,9 +116,27 @@ public final class ImageCharge {
 
     /** RESOURCE_EXHAUSTED saying {@code what} would pass the owner's maximum; starts {@code '<owner>' holds}. */
     public SandboxException exhausted(String what) {
-        return new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "'" + owner + "' holds "
-                + ByteSize.bytes(store.ownedBytes(owner)) + " in the image store, and " + what + " would pass its"
-                + " maximum of " + max);
+        return exhausted(what, store.ownedBytes(owner));
+    }
+
+    private SandboxException exhausted(String what, long held) {
+        return new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "'" + owner + "' holds " + human(held)
+                + " in the image store, and " + what + " would pass its maximum of " + max);
+    }
+
+    /** Bytes as people read them: {@code 1.5 MiB}, {@code 512 KiB}, {@code 12 bytes}. */
+    static String human(long bytes) {
+        if (bytes < 1024) {
+            return bytes + " bytes";
+        }
+        String[] units = {"KiB", "MiB", "GiB", "TiB"};
+        double v = bytes / 1024.0;
+        int u = 0;
+        while (v >= 1024 && u < units.length - 1) {
+            v /= 1024;
+            u++;
+        }
+        return String.format(java.util.Locale.ROOT, v >= 100 ? "%.0f %s" : "%.1f %s", v, units[u]);
     }
 
     /** The apparent sizes of the regular files under {@code dir}, links not followed. */
