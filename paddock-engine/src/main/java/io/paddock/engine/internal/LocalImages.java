@@ -395,7 +395,7 @@ final class LocalImages implements Images {
             if (room <= 0) {
                 throw charge.exhausted("a RUN step");
             }
-            java.util.OptionalLong cut = room + QUOTA_SLACK.bytes() < BUILD_DISK.bytes()
+            java.util.OptionalLong cut = room < BUILD_DISK.bytes() - QUOTA_SLACK.bytes() // no owner: room is unbounded
                     ? java.util.OptionalLong.of(room + QUOTA_SLACK.bytes()) : java.util.OptionalLong.empty();
             ByteSize disk = cut.isPresent() ? ByteSize.bytes(cut.getAsLong()) : BUILD_DISK;
             // A sandbox lives at least a second: the command's own timeout (below) stops a step sooner.
