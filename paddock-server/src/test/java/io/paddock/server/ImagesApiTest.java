@@ -384,7 +384,8 @@ class ImagesApiTest {
         String big = DAVE_NAME + "/big:1";
         HttpResponse<String> tooBig = build(DAVE, "/v1/images/build?tag=" + q(big), new Tar().file("Dockerfile",
                 "FROM " + base + "\nRUN busybox head -c 8388608 /dev/urandom > /big-" + RUN + "\n").bytes(), false);
-        assertError(tooBig, 429, "RESOURCE_EXHAUSTED", "image-bytes=4m", "tenants file", DAVE_NAME);
+        assertError(tooBig, 429, "RESOURCE_EXHAUSTED", "image-bytes=4m", "tenants file", DAVE_NAME,
+                "filled its writable layer"); // stopped by the step's disk, not after the layer was made
         conforms("POST", "/v1/images/build", tooBig);
         // two steps of 1 MiB (each ~2 MiB stored: its files and its compressed blob): the second passes the quota
         String two = DAVE_NAME + "/two:1";
