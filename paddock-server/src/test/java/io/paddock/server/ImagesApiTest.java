@@ -453,6 +453,25 @@ class ImagesApiTest {
         assertThat(build(ERIN, "/v1/images/build?tag=" + q(copy), secondContext, false).statusCode()).isEqualTo(200);
         assertThat(images.ownedBytes(ERIN_NAME).bytes()).isEqualTo(erinBefore);
         assertThat(images.ownedBytes(DAVE_NAME).bytes()).isEqualTo(daves);
+
+        // once no image needs its layer (the operator removed both names), it is only the tenant's build cache: a
+        // tenant at its maximum gives that up before anything is refused (here a maximum of 1m, below what it holds)
+        images.remove(second);
+        images.remove(copy);
+        assertThat(images.ownedBytes(DAVE_NAME).bytes()).isEqualTo(daves);
+        registry.pushBusybox("paddock-test/pulled2-" + RUN + ":1");
+        String pulled2 = registry.host() + "/paddock-test/pulled2-" + RUN + ":1";
+        made.add(pulled2);
+        io.paddock.Images atMaximum = images.chargedTo(DAVE_NAME, io.paddock.ByteSize.mib(1));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> atMaximum.pull(pulled2,
+                io.paddock.RegistryAuth.none().insecure(), io.paddock.ImageListener.NONE))
+                .isInstanceOfSatisfying(io.paddock.SandboxException.class, e -> {
+                    assertThat(e.code()).isEqualTo(io.paddock.ErrorCode.RESOURCE_EXHAUSTED);
+                    // not refused before it started: the cache went first, then the pull itself was too big
+                    assertThat(e.getMessage()).startsWith("'" + DAVE_NAME + "' holds 0 bytes").contains("the pull fetched");
+                });
+        assertThat(images.ownedBytes(DAVE_NAME)).isEqualTo(io.paddock.ByteSize.bytes(0));
+        assertThat(get(f.token, "/v1/image?ref=" + q(pulled2)).statusCode()).isEqualTo(404);
     }
 
     private static Set<String> layerDirs(Path layers) throws IOException {

@@ -349,7 +349,7 @@ public final class ImageService {
                     + pulled.layers().size() + " layers but its configuration " + config.diffIds().size());
         }
         charge.checkAdding(charge.blobs().stream().filter(store.blobs()::has).mapToLong(store.blobs()::size).sum(),
-                "the " + charge.blobs().size() + " layers the pull fetched");
+                charge.blobs().size() == 1 ? "the layer the pull fetched" : "the layers the pull fetched");
         for (int i = 0; i < pulled.layers().size(); i++) {
             Descriptor blob = pulled.layers().get(i);
             Digest diffId = config.diffIds().get(i);
