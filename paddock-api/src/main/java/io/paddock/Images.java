@@ -67,6 +67,44 @@ public interface Images {
                 + " its own limits; build without limits");
     }
 
+    /**
+     * These images as pulled and built on {@code owner}'s behalf (a daemon's tenant): each layer a pull or build of the
+     * view brings into the store (one already stored costs nothing) is recorded as {@code owner}'s, with the store and
+     * across restarts, and {@link #ownedBytes} counts it while it is stored. A pull or build of the view is refused
+     * before it starts while the owner already holds {@code maxBytes} or more (once its layers no image needs, its
+     * build cache, have been deleted to make room); one that takes the owner past it as it
+     * runs fails, and what it brought in that no image needs is deleted again; a build's RUN steps get at most what the
+     * owner has left as their writable layer's disk. Both fail RESOURCE_EXHAUSTED with a message that starts
+     * {@code '<owner>' holds}. {@link #remove} of the view deletes, with the name, the owner's layers that no image
+     * needs any more (not only at the next {@link #prune()}). The rest of the view is these images as they are. Only
+     * where pulls and builds run in this process can they be charged so: elsewhere this fails
+     * {@code FAILED_PRECONDITION}.
+     *
+     * @param owner    1-64 letters, digits, '.', '_' or '-'
+     * @param maxBytes what the owner's layers may hold in all
+     */
+    default Images chargedTo(String owner, ByteSize maxBytes) {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this client's pulls and builds run elsewhere, which"
+                + " applies its own quotas; pull and build without an owner");
+    }
+
+    /**
+     * What the layers that {@code owner}'s pulls and builds brought in ({@link #chargedTo}) hold in the store now: their
+     * unpacked files and their compressed blobs. The build cache is in it (cached steps' layers stay until a prune).
+     */
+    default ByteSize ownedBytes(String owner) {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this client's images are stored elsewhere");
+    }
+
+    /**
+     * The owner ({@link #chargedTo}) whose pull or build last wrote the name {@code reference}; empty for a name
+     * written uncharged (by the operator, or before owners were recorded), an id, or an unknown name. A daemon lets
+     * a tenant remove the names its own pulls wrote, stored under their registry's name.
+     */
+    default java.util.Optional<String> nameOwner(String reference) {
+        throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this client's images are stored elsewhere");
+    }
+
     /** Every stored image, by name. */
     List<ImageInfo> list();
 

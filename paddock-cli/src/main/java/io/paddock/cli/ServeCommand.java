@@ -17,7 +17,7 @@ import java.util.concurrent.Callable;
                 + "token comes from $PADDOCK_TOKEN, or is generated at first start and stored in DATA_DIR/token (mode "
                 + "0600). That token is the operator's: it sees every sandbox. Tenants' tokens (each sees only its own "
                 + "sandboxes) come from DATA_DIR/tenants if it exists, or --tenants FILE: one 'NAME TOKEN [KEY=VALUE ...]' "
-                + "per line (the keys set the tenant's quotas: volumes, volume-bytes, codebases, codebase-bytes, sandbox-disk, builds, build-time, build-cpus, build-memory), mode 0600. With --runtime kubernetes each sandbox is a pod in --namespace (docs/KUBERNETES.md); "
+                + "per line (the keys set the tenant's quotas: volumes, volume-bytes, codebases, codebase-bytes, sandbox-disk, builds, build-time, build-cpus, build-memory, image-bytes), mode 0600. With --runtime kubernetes each sandbox is a pod in --namespace (docs/KUBERNETES.md); "
                 + "root is then not needed."},
         footer = {"", "Examples:", "  sudo ./paddock serve --listen 127.0.0.1:7070 --data-dir /var/lib/paddock",
                 "  paddock serve --runtime kubernetes --namespace paddock-sandboxes --data-dir /var/lib/paddock"})
@@ -35,7 +35,7 @@ final class ServeCommand implements Callable<Integer> {
     int maxSandboxes = DaemonOptions.DEFAULT_MAX_SANDBOXES;
 
     @Option(names = "--tenants", paramLabel = "FILE",
-            description = "The tenants file (default: DATA_DIR/tenants, if it exists): 'NAME TOKEN [KEY=VALUE ...]' per line (quotas: volumes, volume-bytes, codebases, codebase-bytes, sandbox-disk, builds, build-time, build-cpus, build-memory), '#' comments, mode 0600.")
+            description = "The tenants file (default: DATA_DIR/tenants, if it exists): 'NAME TOKEN [KEY=VALUE ...]' per line (quotas: volumes, volume-bytes, codebases, codebase-bytes, sandbox-disk, builds, build-time, build-cpus, build-memory, image-bytes), '#' comments, mode 0600.")
     Path tenants;
 
     @Option(names = "--max-sandboxes-per-tenant", paramLabel = "N",

@@ -184,6 +184,8 @@ class DaemonTest {
                 .contains("tenants:1", "build-cpus: expected CPUs between 0.01 and 1024");
         assertThat(refusal(tmp, tenantsFile("alice " + TOKEN_A + " build-memory=1m\n", "rw-------")))
                 .contains("tenants:1", "build-memory: must be at least 16m");
+        assertThat(refusal(tmp, tenantsFile("alice " + TOKEN_A + " image-bytes=lots\n", "rw-------")))
+                .contains("tenants:1", "image-bytes: expected a size");
         // the operator's token may not double as a tenant's
         ServerOptions.Builder same = ServerOptions.builder().token(TOKEN_A).tenant("alice", TOKEN_A);
         assertThatThrownBy(same::build).hasMessageContaining("operator's token");
@@ -208,6 +210,10 @@ class DaemonTest {
         assertThat(q).isEqualTo(io.paddock.server.internal.TenantQuota.DEFAULT.withSandboxesAndBuilds(
                 io.paddock.ByteSize.gib(8), 1, java.time.Duration.ofMinutes(30), 0.5, io.paddock.ByteSize.gib(1)));
         assertThat(q.buildLimits().cpus()).hasValue(0.5);
+        assertThat(q.imageBytes()).isEqualTo(io.paddock.ByteSize.gib(32)); // the default
+        Path images = tenantsFile("dave " + TOKEN_A + " image-bytes=4m\n", "rw-------");
+        assertThat(io.paddock.server.internal.TenantsFile.read(images).get(0).quota()).isEqualTo(
+                io.paddock.server.internal.TenantQuota.DEFAULT.withImageBytes(io.paddock.ByteSize.mib(4)));
         assertThat(entries.toString()).doesNotContain(TOKEN_A).doesNotContain(TOKEN_B);
     }
 

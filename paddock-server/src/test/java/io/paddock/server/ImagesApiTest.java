@@ -43,6 +43,11 @@ class ImagesApiTest {
     private static final String ALICE = newToken();
     private static final String BOB = newToken();
     private static final String CAROL = newToken();
+    /** Two tenants of this run only (the store is the host's, and its records outlive a run), 4 MiB of images each. */
+    private static final String DAVE_NAME = "q" + RUN;
+    private static final String DAVE = newToken();
+    private static final String ERIN_NAME = "r" + RUN;
+    private static final String ERIN = newToken();
     private static TestRegistry registry;
     private static Fixture f;
     private static JsonNode doc;
@@ -58,8 +63,10 @@ class ImagesApiTest {
         base = registry.host() + "/paddock-test/busybox-" + RUN + ":1";
         f = Fixture.start(b -> b.tenant("alice", ALICE).tenant("bob", BOB).tenant("carol", CAROL)
                 .tenantQuota("carol", io.paddock.server.internal.TenantQuota.DEFAULT.with("builds=1").with("build-time=20s")
-                        .with("build-cpus=0.5").with("build-memory=96m")).maxFailedAuthPerMinutePerIp(100_000)
-                .maxRegistryConnectionsPerTenant(2), 1000);
+                        .with("build-cpus=0.5").with("build-memory=96m"))
+                .tenant(DAVE_NAME, DAVE).tenantQuota(DAVE_NAME, io.paddock.server.internal.TenantQuota.DEFAULT.with("image-bytes=4m"))
+                .tenant(ERIN_NAME, ERIN).tenantQuota(ERIN_NAME, io.paddock.server.internal.TenantQuota.DEFAULT.with("image-bytes=4m"))
+                .maxFailedAuthPerMinutePerIp(100_000).maxRegistryConnectionsPerTenant(2), 1000);
         doc = Wire.parse(Files.readAllBytes(Path.of("src/main/resources/io/paddock/server/openapi.json")));
         schemas = new SchemaChecker(doc);
         HttpResponse<String> pulled = post(f.token, "/v1/images/pull", "{\"ref\":\"" + base + "\",\"insecure\":true}");
@@ -358,6 +365,119 @@ class ImagesApiTest {
         made.add(quickTag);
         HttpResponse<String> again = build(CAROL, "/v1/images/build?tag=" + q(quickTag), quick, false);
         assertThat(again.statusCode()).as(again.body()).isEqualTo(200);
+    }
+
+    /**
+     * ATTACKS.md A83h: what a tenant's builds bring into the shared image store is charged to it, at most its
+     * {@code image-bytes}. A RUN step writing more than the tenant has left fails 429 naming the key, and so does a
+     * build whose second layer takes it past, leaving nothing charged and no layer of its own behind; a build under the
+     * quota succeeds; removing the tenant's image frees its bytes, so the next build fits; another tenant with the same
+     * quota, and the operator, build meanwhile, and a layer already stored costs its second builder nothing.
+     */
+    @Test
+    void a83h_aTenantsImagesAndBuildCacheStopAtItsImageBytes() throws IOException {
+        io.paddock.Images images = f.paddock.images();
+        Path layers = io.paddock.LocalOptions.builder().build().storageDir().resolve("images").resolve("layers");
+        Set<String> before = layerDirs(layers);
+
+        // one RUN step writing 8 MiB: its writable layer was cut to the 4 MiB left (and 1 MiB for the filesystem)
+        String big = DAVE_NAME + "/big:1";
+        HttpResponse<String> tooBig = build(DAVE, "/v1/images/build?tag=" + q(big), new Tar().file("Dockerfile",
+                "FROM " + base + "\nRUN busybox head -c 8388608 /dev/urandom > /big-" + RUN + "\n").bytes(), false);
+        assertError(tooBig, 429, "RESOURCE_EXHAUSTED", "image-bytes=4m", "tenants file", DAVE_NAME,
+                "filled its writable layer"); // stopped by the step's disk, not after the layer was made
+        conforms("POST", "/v1/images/build", tooBig);
+        // two steps of 1 MiB (each ~2 MiB stored: its files and its compressed blob): the second passes the quota
+        String two = DAVE_NAME + "/two:1";
+        HttpResponse<String> past = build(DAVE, "/v1/images/build?tag=" + q(two), new Tar().file("Dockerfile",
+                "FROM " + base + "\nRUN busybox head -c 1048576 /dev/urandom > /one-" + RUN
+                        + "\nRUN busybox head -c 1048576 /dev/urandom > /two-" + RUN + "\n").bytes(), false);
+        assertError(past, 429, "RESOURCE_EXHAUSTED", "image-bytes=4m", "tenants file");
+        assertThat(images.ownedBytes(DAVE_NAME)).as("nothing stays charged").isEqualTo(io.paddock.ByteSize.bytes(0));
+        assertThat(layerDirs(layers)).as("no layer of the failed builds is left").isEqualTo(before);
+        assertThat(get(f.token, "/v1/image?ref=" + q(big)).statusCode()).isEqualTo(404);
+        assertThat(get(f.token, "/v1/image?ref=" + q(two)).statusCode()).isEqualTo(404);
+
+        // under its quota the tenant builds; its layer is charged to it
+        String ok = DAVE_NAME + "/ok:1";
+        made.add(ok);
+        HttpResponse<String> fits = build(DAVE, "/v1/images/build?tag=" + q(ok), new Tar().file("Dockerfile",
+                "FROM " + base + "\nRUN busybox head -c 1048576 /dev/urandom > /ok-" + RUN + "\n").bytes(), false);
+        assertThat(fits.statusCode()).as(fits.body()).isEqualTo(200);
+        long held = images.ownedBytes(DAVE_NAME).bytes();
+        assertThat(held).isBetween(2L << 20, 3L << 20);
+        // the next would pass it
+        String second = DAVE_NAME + "/second:1";
+        made.add(second);
+        byte[] secondContext = new Tar().file("Dockerfile", "FROM " + base + "\nRUN busybox head -c 1048576 /dev/urandom > /second-"
+                + RUN + "\n").bytes();
+        assertError(build(DAVE, "/v1/images/build?tag=" + q(second), secondContext, false), 429, "RESOURCE_EXHAUSTED",
+                "image-bytes=4m");
+        assertThat(images.ownedBytes(DAVE_NAME).bytes()).isEqualTo(held);
+
+        // another tenant with the same quota, and the operator, are not held to this one's
+        String erins = ERIN_NAME + "/app:1";
+        made.add(erins);
+        HttpResponse<String> erin = build(ERIN, "/v1/images/build?tag=" + q(erins), new Tar().file("Dockerfile",
+                "FROM " + base + "\nRUN busybox head -c 1048576 /dev/urandom > /erin-" + RUN + "\n").bytes(), false);
+        assertThat(erin.statusCode()).as(erin.body()).isEqualTo(200);
+        assertThat(images.ownedBytes(ERIN_NAME).bytes()).isBetween(2L << 20, 3L << 20);
+        String op = "paddock-test/op-big-" + RUN + ":1";
+        made.add(op);
+        HttpResponse<String> operator = build(f.token, "/v1/images/build?tag=" + q(op), new Tar().file("Dockerfile",
+                "FROM " + base + "\nRUN busybox head -c 8388608 /dev/urandom > /op-" + RUN + "\n").bytes(), false);
+        assertThat(operator.statusCode()).as(operator.body()).isEqualTo(200);
+
+        // removing its image frees its bytes: the next build fits
+        assertThat(delete(DAVE, "/v1/image?ref=" + q(ok)).statusCode()).isEqualTo(204);
+        assertThat(images.ownedBytes(DAVE_NAME)).isEqualTo(io.paddock.ByteSize.bytes(0));
+        // a name the tenant's pull wrote (under its registry's name) is its to remove, and no one else's; the pull is
+        // made through the engine's charged images, as the daemon makes a tenant's (whose pulls may not reach loopback)
+        registry.pushBusybox("paddock-test/pulled-" + RUN + ":1");
+        String pulledRef = registry.host() + "/paddock-test/pulled-" + RUN + ":1";
+        made.add(pulledRef);
+        images.chargedTo(DAVE_NAME, io.paddock.ByteSize.mib(4)).pull(pulledRef, io.paddock.RegistryAuth.none().insecure(),
+                io.paddock.ImageListener.NONE);
+        assertThat(images.nameOwner(pulledRef)).hasValue(DAVE_NAME);
+        assertError(delete(ERIN, "/v1/image?ref=" + q(pulledRef)), 403, "PERMISSION_DENIED", "pulled by it");
+        assertThat(delete(DAVE, "/v1/image?ref=" + q(pulledRef)).statusCode()).isEqualTo(204);
+        assertThat(get(f.token, "/v1/image?ref=" + q(pulledRef)).statusCode()).isEqualTo(404);
+        assertThat(images.ownedBytes(DAVE_NAME)).isEqualTo(io.paddock.ByteSize.bytes(0));
+        HttpResponse<String> again = build(DAVE, "/v1/images/build?tag=" + q(second), secondContext, false);
+        assertThat(again.statusCode()).as(again.body()).isEqualTo(200);
+        long daves = images.ownedBytes(DAVE_NAME).bytes();
+        // the same step built by another tenant reuses the stored layer, which costs it nothing
+        long erinBefore = images.ownedBytes(ERIN_NAME).bytes();
+        String copy = ERIN_NAME + "/copy:1";
+        made.add(copy);
+        assertThat(build(ERIN, "/v1/images/build?tag=" + q(copy), secondContext, false).statusCode()).isEqualTo(200);
+        assertThat(images.ownedBytes(ERIN_NAME).bytes()).isEqualTo(erinBefore);
+        assertThat(images.ownedBytes(DAVE_NAME).bytes()).isEqualTo(daves);
+
+        // once no image needs its layer (the operator removed both names), it is only the tenant's build cache: a
+        // tenant at its maximum gives that up before anything is refused (here a maximum of 1m, below what it holds)
+        images.remove(second);
+        images.remove(copy);
+        assertThat(images.ownedBytes(DAVE_NAME).bytes()).isEqualTo(daves);
+        registry.pushBusybox("paddock-test/pulled2-" + RUN + ":1");
+        String pulled2 = registry.host() + "/paddock-test/pulled2-" + RUN + ":1";
+        made.add(pulled2);
+        io.paddock.Images atMaximum = images.chargedTo(DAVE_NAME, io.paddock.ByteSize.mib(1));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> atMaximum.pull(pulled2,
+                io.paddock.RegistryAuth.none().insecure(), io.paddock.ImageListener.NONE))
+                .isInstanceOfSatisfying(io.paddock.SandboxException.class, e -> {
+                    assertThat(e.code()).isEqualTo(io.paddock.ErrorCode.RESOURCE_EXHAUSTED);
+                    // not refused before it started: the cache went first, then the pull itself was too big
+                    assertThat(e.getMessage()).startsWith("'" + DAVE_NAME + "' holds 0 bytes").contains("the pull fetched");
+                });
+        assertThat(images.ownedBytes(DAVE_NAME)).isEqualTo(io.paddock.ByteSize.bytes(0));
+        assertThat(get(f.token, "/v1/image?ref=" + q(pulled2)).statusCode()).isEqualTo(404);
+    }
+
+    private static Set<String> layerDirs(Path layers) throws IOException {
+        try (Stream<Path> s = Files.list(layers)) {
+            return new HashSet<>(s.map(p -> p.getFileName().toString()).filter(n -> !n.startsWith(".")).toList());
+        }
     }
 
     @Test

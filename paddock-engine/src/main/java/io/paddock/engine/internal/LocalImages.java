@@ -15,6 +15,7 @@ import io.paddock.RegistryAuth;
 import io.paddock.SandboxException;
 import io.paddock.SandboxSpec;
 import io.paddock.image.internal.BuildHost;
+import io.paddock.image.internal.ImageCharge;
 import io.paddock.image.internal.ImageService;
 import io.paddock.image.internal.oci.Digest;
 import io.paddock.runtime.SandboxRuntime;
@@ -34,13 +35,19 @@ import java.util.function.Consumer;
 /**
  * The embedded engine's {@link Images}: the {@link ImageService} of its storage directory, with the engine
  * supplying what the image layer cannot: which images running sandboxes use (so they are not removed) and
- * sandboxes for build steps.
+ * sandboxes for build steps. {@link #chargedTo} is the same with each pull and build charged to an owner
+ * ({@link ImageCharge}).
  */
 final class LocalImages implements Images {
     /** What a build step's sandbox may use: generous, since package installs are big, and always bounded. */
     static final ByteSize BUILD_MEMORY = ByteSize.mib(2048);
     static final ByteSize BUILD_DISK = ByteSize.mib(16384);
     static final Duration BUILD_STEP_TIMEOUT = Duration.ofHours(1);
+    /**
+     * Added to what a build's owner has left when its step's disk is cut to it: the filesystem's own blocks count
+     * against the step's disk, not against the owner's bytes (its files' apparent sizes and their blob).
+     */
+    static final ByteSize QUOTA_SLACK = ByteSize.mib(1);
 
     private static final System.Logger LOG = System.getLogger("io.paddock.engine");
 
@@ -68,10 +75,16 @@ final class LocalImages implements Images {
 
     @Override
     public ImageInfo pull(String reference, RegistryAuth auth, ImageListener listener, DestinationRule destinations) {
+        return pull(reference, auth, listener, destinations, ImageCharge.NONE);
+    }
+
+    private ImageInfo pull(String reference, RegistryAuth auth, ImageListener listener, DestinationRule destinations,
+                           ImageCharge charge) {
         long began = System.nanoTime();
         EngineEvents events = manager.events();
         try {
-            ImageInfo pulled = images.info(images.pull(reference, auth, new Observed(listener, events), destinations));
+            ImageInfo pulled = images.info(charged(charge, () -> images.pull(reference, auth,
+                    new Observed(listener, events), destinations, charge)));
             events.imagePulled(java.util.Optional.empty(), Duration.ofNanos(System.nanoTime() - began));
             return pulled;
         } catch (RuntimeException e) {
@@ -94,33 +107,85 @@ final class LocalImages implements Images {
     @Override
     public ImageInfo build(Path context, String dockerfile, Map<String, String> buildArgs, List<String> tags,
                            ImageListener listener) {
-        return images.info(images.build(context, dockerfile, buildArgs, tags, new Host(null), new Observed(listener, manager.events())));
+        return build(context, dockerfile, buildArgs, tags, null, listener, ImageCharge.NONE);
     }
 
     @Override
     public ImageInfo build(Image image, List<String> tags, ImageListener listener) {
-        return images.info(images.build(image, tags, new Host(null), new Observed(listener, manager.events())));
+        return build(image, tags, null, listener, ImageCharge.NONE);
     }
 
     @Override
     public ImageInfo build(Path context, String dockerfile, Map<String, String> buildArgs, List<String> tags,
                            BuildLimits limits, ImageListener listener) {
-        Host host = new Host(java.util.Objects.requireNonNull(limits, "limits"));
+        return build(context, dockerfile, buildArgs, tags, java.util.Objects.requireNonNull(limits, "limits"), listener,
+                ImageCharge.NONE);
+    }
+
+    @Override
+    public ImageInfo build(Image image, List<String> tags, BuildLimits limits, ImageListener listener) {
+        return build(image, tags, java.util.Objects.requireNonNull(limits, "limits"), listener, ImageCharge.NONE);
+    }
+
+    /** A Dockerfile build; {@code limits} null: the engine's defaults. */
+    private ImageInfo build(Path context, String dockerfile, Map<String, String> buildArgs, List<String> tags,
+                            BuildLimits limits, ImageListener listener, ImageCharge charge) {
+        Host host = new Host(limits, charge);
         try {
-            return images.info(images.build(context, dockerfile, buildArgs, tags, host, new Observed(listener, manager.events())));
+            return images.info(charged(charge, () -> images.build(context, dockerfile, buildArgs, tags, host,
+                    new Observed(listener, manager.events()), charge)));
         } catch (RuntimeException e) {
             throw host.overTime(e);
         }
     }
 
-    @Override
-    public ImageInfo build(Image image, List<String> tags, BuildLimits limits, ImageListener listener) {
-        Host host = new Host(java.util.Objects.requireNonNull(limits, "limits"));
+    private ImageInfo build(Image image, List<String> tags, BuildLimits limits, ImageListener listener,
+                            ImageCharge charge) {
+        Host host = new Host(limits, charge);
         try {
-            return images.info(images.build(image, tags, host, new Observed(listener, manager.events())));
+            return images.info(charged(charge, () -> images.build(image, tags, host,
+                    new Observed(listener, manager.events()), charge)));
         } catch (RuntimeException e) {
             throw host.overTime(e);
         }
+    }
+
+    /** Runs a charged pull or build; when it fails, deletes what it brought in that no image needs. */
+    private <T> T charged(ImageCharge charge, java.util.function.Supplier<T> operation) {
+        try {
+            return operation.get();
+        } catch (RuntimeException e) {
+            if (charge.owner().isPresent()) {
+                try {
+                    images.collect(charge, inUse());
+                } catch (RuntimeException cleanup) {
+                    e.addSuppressed(cleanup);
+                }
+            }
+            throw e;
+        }
+    }
+
+    private Set<Digest> inUse() {
+        Set<Digest> keep = new HashSet<>();
+        manager.imagesInUse().forEach(id -> keep.add(Digest.parse(id)));
+        return keep;
+    }
+
+    @Override
+    public Images chargedTo(String owner, ByteSize maxBytes) {
+        ImageCharge.of(images.store(), owner, maxBytes); // INVALID_ARGUMENT naming what is wrong
+        return new Charged(owner, maxBytes);
+    }
+
+    @Override
+    public ByteSize ownedBytes(String owner) {
+        return ByteSize.bytes(images.store().ownedBytes(owner));
+    }
+
+    @Override
+    public java.util.Optional<String> nameOwner(String reference) {
+        return images.nameOwner(reference);
     }
 
     @Override
@@ -141,9 +206,112 @@ final class LocalImages implements Images {
 
     @Override
     public long prune() {
-        Set<Digest> keep = new HashSet<>();
-        manager.imagesInUse().forEach(id -> keep.add(Digest.parse(id)));
-        return images.prune(keep).bytes();
+        return images.prune(inUse()).bytes();
+    }
+
+    /**
+     * These images with each pull and build charged to {@code owner} (a fresh {@link ImageCharge} each), and a
+     * remove that deletes the owner's layers no image needs any more.
+     */
+    private final class Charged implements Images {
+        private final String owner;
+        private final ByteSize max;
+
+        Charged(String owner, ByteSize max) {
+            this.owner = owner;
+            this.max = max;
+        }
+
+        /** A fresh charge; an owner at its maximum first gives up its layers no image needs (its build cache). */
+        private ImageCharge charge() {
+            if (images.store().ownedBytes(owner) >= max.bytes()) {
+                images.collectOwned(owner, inUse());
+            }
+            return images.charge(owner, max);
+        }
+
+        @Override
+        public ImageInfo pull(String reference, RegistryAuth auth, ImageListener listener) {
+            return pull(reference, auth, listener, DestinationRule.ANYWHERE);
+        }
+
+        @Override
+        public ImageInfo pull(String reference, RegistryAuth auth, ImageListener listener, DestinationRule destinations) {
+            ImageCharge c = charge();
+            c.checkBefore("this pull");
+            return LocalImages.this.pull(reference, auth, listener, destinations, c);
+        }
+
+        @Override
+        public ImageInfo push(String reference, String target, RegistryAuth auth, ImageListener listener) {
+            return LocalImages.this.push(reference, target, auth, listener);
+        }
+
+        @Override
+        public ImageInfo push(String reference, String target, RegistryAuth auth, ImageListener listener,
+                              DestinationRule destinations) {
+            return LocalImages.this.push(reference, target, auth, listener, destinations);
+        }
+
+        @Override
+        public ImageInfo build(Path context, String dockerfile, Map<String, String> buildArgs, List<String> tags,
+                               ImageListener listener) {
+            return LocalImages.this.build(context, dockerfile, buildArgs, tags, null, listener, charge());
+        }
+
+        @Override
+        public ImageInfo build(Image image, List<String> tags, ImageListener listener) {
+            return LocalImages.this.build(image, tags, null, listener, charge());
+        }
+
+        @Override
+        public ImageInfo build(Path context, String dockerfile, Map<String, String> buildArgs, List<String> tags,
+                               BuildLimits limits, ImageListener listener) {
+            return LocalImages.this.build(context, dockerfile, buildArgs, tags,
+                    java.util.Objects.requireNonNull(limits, "limits"), listener, charge());
+        }
+
+        @Override
+        public ImageInfo build(Image image, List<String> tags, BuildLimits limits, ImageListener listener) {
+            return LocalImages.this.build(image, tags, java.util.Objects.requireNonNull(limits, "limits"), listener,
+                    charge());
+        }
+
+        @Override
+        public Images chargedTo(String other, ByteSize maxBytes) {
+            return LocalImages.this.chargedTo(other, maxBytes);
+        }
+
+        @Override
+        public ByteSize ownedBytes(String other) {
+            return LocalImages.this.ownedBytes(other);
+        }
+
+        @Override
+        public java.util.Optional<String> nameOwner(String reference) {
+            return LocalImages.this.nameOwner(reference);
+        }
+
+        @Override
+        public List<ImageInfo> list() {
+            return LocalImages.this.list();
+        }
+
+        @Override
+        public ImageInfo inspect(String reference) {
+            return LocalImages.this.inspect(reference);
+        }
+
+        @Override
+        public void remove(String reference) {
+            LocalImages.this.remove(reference);
+            images.collectOwned(owner, inUse());
+        }
+
+        @Override
+        public long prune() {
+            return LocalImages.this.prune();
+        }
     }
 
     /**
@@ -181,11 +349,16 @@ final class LocalImages implements Images {
      */
     private final class Host implements BuildHost {
         private final BuildLimits limits;
+        private final ImageCharge charge;
         private final long deadline;
 
-        /** @param limits null: each step with every host CPU, {@link #BUILD_MEMORY} and {@link #BUILD_STEP_TIMEOUT} */
-        Host(BuildLimits limits) {
+        /**
+         * @param limits null: each step with every host CPU, {@link #BUILD_MEMORY} and {@link #BUILD_STEP_TIMEOUT}
+         * @param charge whose build it is: each step's disk is at most what its owner has left
+         */
+        Host(BuildLimits limits, ImageCharge charge) {
             this.limits = limits;
+            this.charge = charge;
             this.deadline = limits == null ? 0 : System.nanoTime() + limits.time().toNanos();
         }
 
@@ -228,9 +401,19 @@ final class LocalImages implements Images {
             Duration left = left();
             double cpus = limits == null ? Math.max(1, Runtime.getRuntime().availableProcessors())
                     : limits.cpus().orElse((double) Math.max(1, Runtime.getRuntime().availableProcessors()));
+            // The step's layer holds at most what the build's owner may still bring into the store, and the
+            // filesystem's own blocks (QUOTA_SLACK): what it writes past that fails the step; what passes the owner's
+            // maximum by less fails the build when the layer is charged.
+            long room = charge.remaining();
+            if (room <= 0) {
+                throw charge.exhausted("a RUN step");
+            }
+            java.util.OptionalLong cut = room < BUILD_DISK.bytes() - QUOTA_SLACK.bytes() // no owner: room is unbounded
+                    ? java.util.OptionalLong.of(room + QUOTA_SLACK.bytes()) : java.util.OptionalLong.empty();
+            ByteSize disk = cut.isPresent() ? ByteSize.bytes(cut.getAsLong()) : BUILD_DISK;
             // A sandbox lives at least a second: the command's own timeout (below) stops a step sooner.
             SandboxSpec spec = SandboxSpec.builder().image(imageId).runtime("runc")
-                    .memory(limits == null ? BUILD_MEMORY : limits.memory()).disk(BUILD_DISK).cpus(cpus).pids(4096)
+                    .memory(limits == null ? BUILD_MEMORY : limits.memory()).disk(disk).cpus(cpus).pids(4096)
                     .timeout(left.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1) : left)
                     .network(network ? buildNetwork : NetworkPolicy.none()).build();
             ManagedSandbox sb = manager.createBuildStep(spec);
@@ -238,7 +421,7 @@ final class LocalImages implements Images {
                 SandboxRuntime rt = manager.runtimeFor(sb);
                 SandboxRuntime.WritableLayer layer = rt.writableLayer(sb.id()).orElseThrow(() ->
                         new SandboxException(ErrorCode.INTERNAL, "build sandbox " + sb.id() + " has no writable layer"));
-                return new Step(sb, layer, this::left);
+                return new Step(sb, layer, this::left, cut);
             } catch (RuntimeException e) {
                 sb.close();
                 throw e;
@@ -247,7 +430,8 @@ final class LocalImages implements Images {
     }
 
     private record Step(ManagedSandbox sb, SandboxRuntime.WritableLayer layer,
-                        java.util.function.Supplier<Duration> left) implements BuildHost.BuildSandbox {
+                        java.util.function.Supplier<Duration> left, java.util.OptionalLong quotaDisk)
+            implements BuildHost.BuildSandbox {
         @Override
         public int run(List<String> argv, Consumer<String> output) {
             ExecRequest request = ExecRequest.builder().argv(argv).outputLimit(ExecRequest.UNLIMITED)

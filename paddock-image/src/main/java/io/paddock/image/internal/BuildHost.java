@@ -37,6 +37,15 @@ public interface BuildHost {
         /** What Paddock put in {@link #upper()} (relative paths), left out of the step's layer. */
         java.util.Set<String> paddockFiles();
 
+        /**
+         * The disk the step's writable layer was cut to because the build's owner had only about that left of what it
+         * may hold ({@link ImageCharge#remaining()}, and a little for the filesystem's own blocks); empty when it has
+         * its usual size.
+         */
+        default java.util.OptionalLong quotaDisk() {
+            return java.util.OptionalLong.empty();
+        }
+
         @Override
         void close();
     }

@@ -41,16 +41,19 @@ public final class ImageBuilder {
 
     private final ImageService images;
     private final BuildHost host;
+    private final ImageCharge charge;
 
-    ImageBuilder(ImageService images, BuildHost host) {
+    ImageBuilder(ImageService images, BuildHost host, ImageCharge charge) {
         this.images = images;
         this.host = host;
+        this.charge = charge;
     }
 
     /** Where a build stands between steps. */
     private static final class State {
         ImageConfig config = ImageConfig.empty();
-        final List<Digest> layers = new ArrayList<>();
+        /** Read by collect and prune in other threads (pinned), so copied on write. */
+        final List<Digest> layers = new java.util.concurrent.CopyOnWriteArrayList<>();
         Digest chain;
         Instant newest = Instant.EPOCH;
         final Map<String, String> args = new LinkedHashMap<>();
@@ -65,8 +68,19 @@ public final class ImageBuilder {
         if (steps.isEmpty() || !(steps.get(0) instanceof ImageStep.From)) {
             throw SandboxException.invalid("steps", "a build starts with FROM");
         }
-        ImageStore store = images.store();
         State s = new State();
+        images.pin(s, s.layers);
+        try {
+            return run(steps, lines, context, tags, listener, s);
+        } finally {
+            images.unpin(s);
+        }
+    }
+
+    private ImageStore.StoredImage run(List<ImageStep> steps, List<Integer> lines, BuildContext context,
+                                       List<String> tags, ImageListener listener, State s) {
+        ImageStore store = images.store();
+        charge.checkBefore("this build");
         int n = steps.size();
         for (int i = 0; i < n; i++) {
             ImageStep step = steps.get(i);
@@ -75,8 +89,8 @@ public final class ImageBuilder {
             if (step instanceof ImageStep.From f) {
                 listener.step(i + 1, n, step.describe(), false);
                 java.util.Optional<java.time.Duration> left = host.timeLeft();
-                ImageStore.StoredImage base = left.isPresent() ? images.require(f.base(), listener, left.get())
-                        : images.require(f.base(), listener);
+                ImageStore.StoredImage base = images.require(f.base(), listener, charge,
+                        left.orElse(ImageService.DEBIAN_TIMEOUT));
                 s.config = base.config().withCreated(Optional.empty());
                 s.layers.addAll(base.config().diffIds());
                 s.chain = hash("from " + base.id());
@@ -146,7 +160,7 @@ public final class ImageBuilder {
         ImageConfig result = s.config.withLayers(s.layers)
                 .withCreated(Optional.of(s.newest.equals(Instant.EPOCH) ? Instant.now() : s.newest));
         Digest configDigest = store.blobs().put(result.toJson());
-        return store.put(configDigest, List.of(), tags);
+        return store.put(configDigest, List.of(), tags, charge.owner());
     }
 
     private static void requireRoot(State s, String where, String what) {
@@ -187,11 +201,17 @@ public final class ImageBuilder {
             }
             command.addAll(argv);
             int exit = sb.run(command, listener::log);
+            java.util.OptionalLong cut = sb.quotaDisk();
+            if (exit != 0 && cut.isPresent() && ImageCharge.treeBytes(sb.upper()) >= cut.getAsLong() / 2) {
+                // It filled (or nearly: the filesystem's own blocks count too) a layer cut to what its owner has left.
+                throw charge.exhausted(where + ": " + step.describe() + " (failed with exit code " + exit + " having"
+                        + " filled its writable layer, cut to the " + ImageCharge.human(cut.getAsLong()) + " left)");
+            }
             if (exit != 0) {
                 throw new SandboxException(ErrorCode.INVALID_ARGUMENT, where + ": " + step.describe()
                         + " failed with exit code " + exit);
             }
-            layer = images.commitUpper(sb.upper(), sb.uidBase(), sb.paddockFiles(), host.timeLeft());
+            layer = images.commitUpper(sb.upper(), sb.uidBase(), sb.paddockFiles(), charge, host.timeLeft());
         }
         Instant now = Instant.now();
         store.cache(stepKey, layer, now);
@@ -238,7 +258,7 @@ public final class ImageBuilder {
                     write(staging, rel, e, owner, src.isDirectory() && e.relativePath().isEmpty());
                 }
             }
-            Digest layer = images.storeLayer(staging, 0, java.util.Set.of(), host.timeLeft());
+            Digest layer = images.storeLayer(staging, 0, java.util.Set.of(), charge, host.timeLeft());
             Instant now = Instant.now();
             store.cache(stepKey, layer, now);
             useLayer(s, stepKey, new ImageStore.CacheEntry(layer, now));

@@ -53,6 +53,8 @@ public final class ImageService {
     /** Where Debian bases come from: the host's apt mirror, read at each build (empty: mmdebstrap's default). */
     private final java.util.function.Supplier<Optional<String>> debianMirror;
     private final ConcurrentHashMap<String, java.util.concurrent.locks.ReentrantLock> building = new ConcurrentHashMap<>();
+    /** The layers of the builds and pulls running in this process, by operation: kept by collect and prune. */
+    private final ConcurrentHashMap<Object, java.util.Collection<Digest>> pinned = new ConcurrentHashMap<>();
 
     public ImageService(Path root) {
         this(root, () -> DebianBase.hostMirror(Path.of("/etc/apt")));
@@ -83,7 +85,7 @@ public final class ImageService {
      * @throws SandboxException NOT_FOUND saying how to get the image, when it is not here
      */
     public ImageStore.StoredImage require(String reference, ImageListener listener) {
-        return require(reference, listener, DEBIAN_TIMEOUT);
+        return require(reference, listener, ImageCharge.NONE, DEBIAN_TIMEOUT);
     }
 
     /**
@@ -94,13 +96,23 @@ public final class ImageService {
      * @throws SandboxException DEADLINE_EXCEEDED when the base is not built within it (mmdebstrap is stopped)
      */
     public ImageStore.StoredImage require(String reference, ImageListener listener, Duration within) {
+        return require(reference, listener, ImageCharge.NONE, within);
+    }
+
+    /** {@link #require(String, ImageListener)}, a Debian base it builds charged to {@code charge}'s owner. */
+    ImageStore.StoredImage require(String reference, ImageListener listener, ImageCharge charge) {
+        return require(reference, listener, charge, DEBIAN_TIMEOUT);
+    }
+
+    /** {@link #require(String, ImageListener, Duration)}, a Debian base it builds charged to {@code charge}'s owner. */
+    ImageStore.StoredImage require(String reference, ImageListener listener, ImageCharge charge, Duration within) {
         Optional<ImageStore.StoredImage> found = find(reference);
         if (found.isPresent()) {
             return found.get();
         }
         Optional<DebianBase> debian = DebianBase.parse(reference);
         if (debian.isPresent()) {
-            return debian(debian.get(), listener, within);
+            return debian(debian.get(), listener, charge, within);
         }
         throw new SandboxException(ErrorCode.NOT_FOUND, "image '" + reference + "' is not here; pull it"
                 + " (paddock image pull " + reference + ") or build it (paddock image build -t " + reference + " DIR)");
@@ -121,10 +133,10 @@ public final class ImageService {
      * the environment Docker's Debian images have, {@code bash} as the command.
      */
     public ImageStore.StoredImage debian(DebianBase base, ImageListener listener) {
-        return debian(base, listener, DEBIAN_TIMEOUT);
+        return debian(base, listener, ImageCharge.NONE, DEBIAN_TIMEOUT);
     }
 
-    private ImageStore.StoredImage debian(DebianBase base, ImageListener listener, Duration within) {
+    private ImageStore.StoredImage debian(DebianBase base, ImageListener listener, ImageCharge charge, Duration within) {
         long deadline = System.nanoTime() + Math.min(within.toNanos(), DEBIAN_TIMEOUT.toNanos());
         java.util.concurrent.locks.ReentrantLock lock = building.computeIfAbsent(base.name() + base.packages(),
                 k -> new java.util.concurrent.locks.ReentrantLock());
@@ -160,7 +172,7 @@ public final class ImageService {
                                 "io.paddock.debian.packages", String.join(",", packages)))
                         .withCreated(Optional.of(Instant.now()));
                 ImageStore.StoredImage img = importLayers(List.of(tar), config,
-                        base.packages().isEmpty() ? List.of(base.name()) : List.of());
+                        base.packages().isEmpty() ? List.of(base.name()) : List.of(), charge);
                 Digest configDigest = img.id();
                 listener.log("built " + base.name() + " (" + configDigest.shortHex(12) + ")");
                 return img;
@@ -181,6 +193,11 @@ public final class ImageService {
      * from them; names it {@code names}.
      */
     public ImageStore.StoredImage importLayers(List<Path> tars, ImageConfig config, List<String> names) {
+        return importLayers(tars, config, names, ImageCharge.NONE);
+    }
+
+    /** {@link #importLayers(List, ImageConfig, List)}, each layer it brings in charged to {@code charge}'s owner. */
+    ImageStore.StoredImage importLayers(List<Path> tars, ImageConfig config, List<String> names, ImageCharge charge) {
         List<Digest> diffIds = new java.util.ArrayList<>();
         for (Path tar : tars) {
             Path work = store.newLayerStaging();
@@ -188,9 +205,14 @@ public final class ImageService {
                 extractor.extract(in, MediaTypes.OCI_LAYER, work, LayerExtractor.Limits.DEFAULT);
                 // Named by the tar Paddock writes of it (kept as its blob), not by the tar it came in: so that
                 // pushing it later sends exactly the layer its configuration names.
-                Digest diffId = writeBlob(work).diffId();
+                WrittenLayer written = writeBlob(work);
+                Digest diffId = written.diffId();
+                boolean had = store.hasLayer(diffId);
                 store.commitLayer(work, diffId);
                 diffIds.add(diffId);
+                if (!had) {
+                    charge.layerStored(diffId, written.blob().size());
+                }
             } catch (IOException e) {
                 throw new SandboxException(ErrorCode.UNAVAILABLE, "cannot read layer " + tar + ": " + e, e);
             } finally {
@@ -198,7 +220,7 @@ public final class ImageService {
             }
         }
         Digest configDigest = store.blobs().put(config.withLayers(diffIds).toJson());
-        return store.put(configDigest, List.of(), names);
+        return store.put(configDigest, List.of(), names, charge.owner());
     }
 
     // ---- names ----
@@ -292,11 +314,7 @@ public final class ImageService {
      * that pruning from one engine (the CLI's) never pulls a layer from under another's running sandbox.
      */
     public ImageStore.Pruned prune(java.util.Set<Digest> keepImages) {
-        java.util.Set<String> mounted = new java.util.HashSet<>();
-        for (String list : mountedLayerLists(Path.of("/proc/self/mountinfo"))) {
-            mounted.addAll(List.of(list.split(":")));
-        }
-        return store.prune(keepImages, mounted);
+        return store.prune(keepImages, busyLayerNames());
     }
 
     public void remove(String reference, java.util.function.Predicate<Digest> inUse) {
@@ -331,6 +349,16 @@ public final class ImageService {
      */
     public ImageStore.StoredImage pull(String reference, RegistryAuth auth, ImageListener listener,
                                        DestinationRule destinations) {
+        return pull(reference, auth, listener, destinations, ImageCharge.NONE);
+    }
+
+    /**
+     * {@link #pull(String, RegistryAuth, ImageListener, DestinationRule)}, each layer it unpacks into the store
+     * charged to {@code charge}'s owner (RESOURCE_EXHAUSTED past its maximum, checked after each layer; the blobs it
+     * fetched are in {@link ImageCharge#blobs()} for {@link #collect}).
+     */
+    public ImageStore.StoredImage pull(String reference, RegistryAuth auth, ImageListener listener,
+                                       DestinationRule destinations, ImageCharge charge) {
         ImageRef ref = ImageRef.parse(reference);
         if (ref.isLocalName()) {
             throw SandboxException.invalid("image", "'" + reference + "' names no registry; pull needs one, e.g."
@@ -344,14 +372,30 @@ public final class ImageService {
 
             @Override
             public void layerDone(Descriptor layer, boolean cached) {
+                if (!cached) {
+                    charge.blobFetched(layer.digest());
+                }
                 listener.layer(layer.digest().toString(), layer.size(), layer.size(), true, cached);
             }
         });
         ImageConfig config = ImageConfig.parse(store.blobs().read(pulled.config(), 8 << 20));
+        Object op = new Object();
+        pin(op, config.diffIds());
+        try {
+            return storePulled(reference, ref, pulled, config, charge);
+        } finally {
+            unpin(op);
+        }
+    }
+
+    private ImageStore.StoredImage storePulled(String reference, ImageRef ref, Pulled pulled, ImageConfig config,
+                                               ImageCharge charge) {
         if (config.diffIds().size() != pulled.layers().size()) {
             throw new SandboxException(ErrorCode.INVALID_ARGUMENT, "image " + reference + " names "
                     + pulled.layers().size() + " layers but its configuration " + config.diffIds().size());
         }
+        charge.checkAdding(charge.blobs().stream().filter(store.blobs()::has).mapToLong(store.blobs()::size).sum(),
+                charge.blobs().size() == 1 ? "the layer the pull fetched" : "the layers the pull fetched");
         for (int i = 0; i < pulled.layers().size(); i++) {
             Descriptor blob = pulled.layers().get(i);
             Digest diffId = config.diffIds().get(i);
@@ -370,10 +414,13 @@ public final class ImageService {
                 } finally {
                     ImageStore.deleteTree(staging);
                 }
+                store.recordLayerBlob(diffId, blob);
+                charge.layerStored(diffId, blob.size());
+                continue;
             }
             store.recordLayerBlob(diffId, blob);
         }
-        return store.put(pulled.config(), pulled.layers(), List.of(ref.familiar()));
+        return store.put(pulled.config(), pulled.layers(), List.of(ref.familiar()), charge.owner());
     }
 
     /**
@@ -483,7 +530,7 @@ public final class ImageService {
      * changing it: a build's RUN step and a snapshot. Returns the layer's diff_id.
      */
     public Digest commitUpper(Path upper, long uidBase, java.util.Set<String> paddockFiles) {
-        return storeLayer(upper, uidBase, paddockFiles, 0);
+        return storeLayer(upper, uidBase, paddockFiles, ImageCharge.NONE, 0L);
     }
 
     /**
@@ -495,13 +542,30 @@ public final class ImageService {
      */
     public Digest commitUpper(Path upper, long uidBase, java.util.Set<String> paddockFiles,
                               Optional<Duration> within) {
-        return storeLayer(upper, uidBase, paddockFiles, within);
+        return storeLayer(upper, uidBase, paddockFiles, ImageCharge.NONE, within);
+    }
+
+    /** {@link #commitUpper(Path, long, java.util.Set)}, the layer charged to {@code charge}'s owner if it is new. */
+    Digest commitUpper(Path upper, long uidBase, java.util.Set<String> paddockFiles, ImageCharge charge) {
+        return storeLayer(upper, uidBase, paddockFiles, charge, 0L);
+    }
+
+    /** {@link #commitUpper(Path, long, java.util.Set, Optional)}, charged as {@link #commitUpper(Path, long, java.util.Set, ImageCharge)}. */
+    Digest commitUpper(Path upper, long uidBase, java.util.Set<String> paddockFiles, ImageCharge charge,
+                       Optional<Duration> within) {
+        return storeLayer(upper, uidBase, paddockFiles, charge, within);
     }
 
     /** {@link #storeLayer(Path, long, java.util.Set)} within {@code within}, as {@link #commitUpper} with one. */
     Digest storeLayer(Path dir, long uidShift, java.util.Set<String> excluded, Optional<Duration> within) {
-        return storeLayer(dir, uidShift, excluded, within.map(d -> System.nanoTime() + Math.max(1, d.toNanos()))
-                .orElse(0L));
+        return storeLayer(dir, uidShift, excluded, ImageCharge.NONE, within);
+    }
+
+    /** {@link #storeLayer(Path, long, java.util.Set, Optional)}, the layer charged to {@code charge}'s owner if it is new. */
+    Digest storeLayer(Path dir, long uidShift, java.util.Set<String> excluded, ImageCharge charge,
+                      Optional<Duration> within) {
+        return storeLayer(dir, uidShift, excluded, charge,
+                within.map(d -> System.nanoTime() + Math.max(1, d.toNanos())).orElse(0L));
     }
 
     /** Throws DEADLINE_EXCEEDED once {@code deadline} (System.nanoTime(); 0: none) has passed. */
@@ -557,11 +621,19 @@ public final class ImageService {
      * unpacks that blob as a stored layer, so that the stored layer is exactly what a push sends.
      */
     Digest storeLayer(Path dir, long uidShift, java.util.Set<String> excluded) {
-        return storeLayer(dir, uidShift, excluded, 0);
+        return storeLayer(dir, uidShift, excluded, ImageCharge.NONE, 0L);
     }
 
-    /** {@link #storeLayer(Path, long, java.util.Set)} stopped (DEADLINE_EXCEEDED) past {@code deadline} (0: none). */
-    private Digest storeLayer(Path dir, long uidShift, java.util.Set<String> excluded, long deadline) {
+    /** {@link #storeLayer(Path, long, java.util.Set)}, the layer charged to {@code charge}'s owner if it is new. */
+    Digest storeLayer(Path dir, long uidShift, java.util.Set<String> excluded, ImageCharge charge) {
+        return storeLayer(dir, uidShift, excluded, charge, 0L);
+    }
+
+    /**
+     * {@link #storeLayer(Path, long, java.util.Set, ImageCharge)} stopped (DEADLINE_EXCEEDED) past {@code deadline}
+     * (System.nanoTime(); 0: none).
+     */
+    private Digest storeLayer(Path dir, long uidShift, java.util.Set<String> excluded, ImageCharge charge, long deadline) {
         Path tmp = null;
         try {
             tmp = Files.createTempFile(store.root(), ".layer-", ".tar.gz");
@@ -583,6 +655,7 @@ public final class ImageService {
                 } finally {
                     ImageStore.deleteTree(staging);
                 }
+                charge.layerStored(blob.diffId(), blob.size());
             }
             return blob.diffId();
         } catch (IOException e) {
@@ -625,6 +698,16 @@ public final class ImageService {
     /** Builds from a Dockerfile in {@code context}. */
     public ImageStore.StoredImage build(Path context, String dockerfile, Map<String, String> buildArgs, List<String> tags,
                                         BuildHost host, ImageListener listener) {
+        return build(context, dockerfile, buildArgs, tags, host, listener, ImageCharge.NONE);
+    }
+
+    /**
+     * {@link #build(Path, String, Map, List, BuildHost, ImageListener)}, each layer it brings into the store charged
+     * to {@code charge}'s owner: RESOURCE_EXHAUSTED once they pass its maximum, or when a RUN step whose writable
+     * layer was cut to what the owner had left ({@link BuildHost.BuildSandbox#quotaDisk()}) fails having filled it.
+     */
+    public ImageStore.StoredImage build(Path context, String dockerfile, Map<String, String> buildArgs, List<String> tags,
+                                        BuildHost host, ImageListener listener, ImageCharge charge) {
         if (!Files.isDirectory(context)) {
             throw SandboxException.invalid("context", "'" + context + "' is not a directory");
         }
@@ -634,14 +717,75 @@ public final class ImageService {
         }
         ParsedDockerfile parsed = Dockerfile.read(file, buildArgs);
         parsed.warnings().forEach(w -> listener.log("warning: " + w));
-        return new ImageBuilder(this, host).build(parsed.steps(), parsed.lines(), BuildContext.open(context),
+        return new ImageBuilder(this, host, charge).build(parsed.steps(), parsed.lines(), BuildContext.open(context),
                 names(tags), listener);
     }
 
     /** Builds an image described in Java. */
     public ImageStore.StoredImage build(Image image, List<String> tags, BuildHost host, ImageListener listener) {
-        return new ImageBuilder(this, host).build(image.steps(), List.of(), BuildContext.local(image.localSources()),
-                names(tags), listener);
+        return build(image, tags, host, listener, ImageCharge.NONE);
+    }
+
+    /** {@link #build(Image, List, BuildHost, ImageListener)} charged as the Dockerfile build above. */
+    public ImageStore.StoredImage build(Image image, List<String> tags, BuildHost host, ImageListener listener,
+                                        ImageCharge charge) {
+        return new ImageBuilder(this, host, charge).build(image.steps(), List.of(),
+                BuildContext.local(image.localSources()), names(tags), listener);
+    }
+
+    // ---- owners ----
+
+    /** A charge to {@code owner}, who may hold {@code max} of this store. */
+    public ImageCharge charge(String owner, io.paddock.ByteSize max) {
+        return ImageCharge.of(store, owner, max);
+    }
+
+    /**
+     * The owner ({@link ImageCharge}) whose pull or build last wrote the name a reference gives (as the user wrote it,
+     * or its canonical form); empty for a name written by no owner, an id, or no name.
+     */
+    public Optional<String> nameOwner(String reference) {
+        if (store.names().containsKey(reference)) {
+            return store.nameOwner(reference);
+        }
+        try {
+            return store.nameOwner(canonicalName(reference));
+        } catch (SandboxException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Keeps {@code layers} from {@link #collect} and {@link #prune} until {@link #unpin}: an operation's, running. */
+    void pin(Object operation, java.util.Collection<Digest> layers) {
+        pinned.put(operation, layers);
+    }
+
+    void unpin(Object operation) {
+        pinned.remove(operation);
+    }
+
+    /** The layer directories of the running operations and of every mounted overlay on this host. */
+    private java.util.Set<String> busyLayerNames() {
+        java.util.Set<String> busy = new java.util.HashSet<>();
+        for (String list : mountedLayerLists(Path.of("/proc/self/mountinfo"))) {
+            busy.addAll(List.of(list.split(":")));
+        }
+        pinned.values().forEach(ls -> ls.forEach(d -> busy.add(ImageStore.layerName(d))));
+        return busy;
+    }
+
+    /**
+     * Deletes what a failed charged pull or build brought in ({@link ImageCharge#layers()}, {@link
+     * ImageCharge#blobs()}) that no image needs: no named one, none of {@code keepImages}, no mounted overlay, no
+     * running build or pull of this process. Returns the bytes freed.
+     */
+    public long collect(ImageCharge charge, java.util.Set<Digest> keepImages) {
+        return store.collect(charge.layers(), charge.blobs(), keepImages, busyLayerNames());
+    }
+
+    /** As {@link #collect(ImageCharge, java.util.Set)}, for every layer charged to {@code owner}. */
+    public long collectOwned(String owner, java.util.Set<Digest> keepImages) {
+        return store.collect(store.owned(owner).keySet(), List.of(), keepImages, busyLayerNames());
     }
 
     private static List<String> names(List<String> tags) {

@@ -72,7 +72,7 @@ final class ImageApi {
 
     void remove(Caller caller, String ref) {
         tenancy.checkImageRemove(caller, ref);
-        images().remove(ref);
+        tenancy.images(caller).remove(ref); // a tenant's: its layers no image needs go with the name
     }
 
     JsonNode prune(Caller caller) {
@@ -85,7 +85,8 @@ final class ImageApi {
         tenancy.checkImagePull(caller, r.ref());
         tenancy.checkRegistryAuth(caller, r.auth());
         tenancy.checkRegistryAddress(caller, r.ref());
-        return listener -> tenancy.registry(caller, rule -> images().pull(r.ref(), r.auth(), listener, rule));
+        return listener -> tenancy.registry(caller, rule -> tenancy.chargeImages(caller, images -> images.pull(r.ref(),
+                r.auth(), listener, rule)));
     }
 
     Operation push(Caller caller, JsonNode body) {
@@ -140,9 +141,9 @@ final class ImageApi {
         if (ContextTar.exists(ignore)) {
             insideContext(root, ignore, "context", ".dockerignore");
         }
-        return listener -> tenancy.build(caller, limits -> limits == null
-                ? images().build(root, r.dockerfile(), r.buildArgs(), r.tags(), listener)
-                : images().build(root, r.dockerfile(), r.buildArgs(), r.tags(), limits, listener));
+        return listener -> tenancy.build(caller, limits -> tenancy.chargeImages(caller, images -> limits == null
+                ? images.build(root, r.dockerfile(), r.buildArgs(), r.tags(), listener)
+                : images.build(root, r.dockerfile(), r.buildArgs(), r.tags(), limits, listener)));
     }
 
     /** A build of the {@link Image} an unpacked {@code build-spec} context describes. */
@@ -165,8 +166,8 @@ final class ImageApi {
             throw SandboxException.invalid("context", "cannot read '" + ImageWire.IMAGE_ENTRY + "': " + e.getMessage());
         }
         Image image = ImageWire.image(Wire.parse(json), name -> localSource(root, name));
-        return listener -> tenancy.build(caller, limits -> limits == null ? images().build(image, tags, listener)
-                : images().build(image, tags, limits, listener));
+        return listener -> tenancy.build(caller, limits -> tenancy.chargeImages(caller, images -> limits == null
+                ? images.build(image, tags, listener) : images.build(image, tags, limits, listener)));
     }
 
     /**

@@ -146,6 +146,42 @@ public final class Tenancy implements AutoCloseable {
         }
     }
 
+    /**
+     * The images as the caller pulls, builds and removes them (ATTACKS.md A83h): a tenant's are the engine's {@link
+     * io.paddock.Images#chargedTo charged} to it up to its {@code image-bytes}, so that what its pulls and builds bring
+     * into the shared store counts against it, and removing one of its names deletes its layers no image needs; the
+     * operator's are the engine's as they are.
+     */
+    public io.paddock.Images images(Caller caller) {
+        if (caller.isOperator()) {
+            return paddock.images();
+        }
+        String tenant = caller.tenant().orElseThrow();
+        return paddock.images().chargedTo(tenant, quota(tenant).imageBytes());
+    }
+
+    /**
+     * Runs {@code operation}, a pull or build by the caller, on {@link #images(Caller)}: for a tenant at or past its
+     * {@code image-bytes} it is refused before it starts, and one that would take the tenant past it fails and keeps
+     * nothing, both 429 RESOURCE_EXHAUSTED naming the key.
+     */
+    public <T> T chargeImages(Caller caller, java.util.function.Function<io.paddock.Images, T> operation) {
+        io.paddock.Images images = images(caller);
+        if (caller.isOperator()) {
+            return operation.apply(images);
+        }
+        String tenant = caller.tenant().orElseThrow();
+        try {
+            return operation.apply(images);
+        } catch (SandboxException e) {
+            if (e.code() == ErrorCode.RESOURCE_EXHAUSTED && e.getMessage().startsWith("'" + tenant + "' holds ")) {
+                throw new SandboxException(ErrorCode.RESOURCE_EXHAUSTED, "tenant " + e.getMessage() + " (image-bytes="
+                        + quota(tenant).imageBytes() + " in the tenants file); remove some of its images first", e);
+            }
+            throw e;
+        }
+    }
+
     /** The tenant's quota on the shared store. */
     public TenantQuota quota(String tenant) {
         return quotas.getOrDefault(tenant, TenantQuota.DEFAULT);
@@ -601,7 +637,11 @@ public final class Tenancy implements AutoCloseable {
         };
     }
 
-    /** Removing a name: a tenant may remove only names in its own namespace (PERMISSION_DENIED otherwise). */
+    /**
+     * Removing a name: a tenant may remove only names in its own namespace, and names its own pulls wrote (stored
+     * under their registry's name, recorded by the engine: {@link io.paddock.Images#nameOwner}), so that it can free
+     * its {@code image-bytes}; PERMISSION_DENIED otherwise.
+     */
     public void checkImageRemove(Caller caller, String reference) {
         if (caller.isOperator()) {
             return;
@@ -613,10 +653,12 @@ public final class Tenancy implements AutoCloseable {
         } catch (SandboxException e) {
             name = reference; // an id or a short id: not a name in the tenant's namespace
         }
-        if (!name.startsWith(imageNamespace(tenant))) {
+        if (!name.startsWith(imageNamespace(tenant))
+                && !paddock.images().nameOwner(reference).map(tenant::equals).orElse(false)) {
             throw new SandboxException(ErrorCode.PERMISSION_DENIED, "tenant '" + tenant + "' may remove only its own"
-                    + " images, named under '" + imageNamespace(tenant) + "'; '" + Limits.shorten(reference)
-                    + "' is not (images are shared by every tenant of this daemon: ask its operator)");
+                    + " images, named under '" + imageNamespace(tenant) + "' or pulled by it; '"
+                    + Limits.shorten(reference) + "' is not (images are shared by every tenant of this daemon: ask its"
+                    + " operator)");
         }
     }
 

@@ -47,6 +47,8 @@ import java.util.stream.Stream;
  *   &lt;root&gt;/names.json              name:tag -> image id
  *   &lt;root&gt;/cache/&lt;hex&gt;             build cache: a step's key -> the layer it made, and when
  *   &lt;root&gt;/layer-blobs/&lt;hex&gt;       a layer's diff_id -> its compressed blob, when one was made or pulled
+ *   &lt;root&gt;/owners.json             a layer's diff_id -> the owner whose pull or build brought it in, and its bytes;
+ *                                  a name -> the owner whose pull or build wrote it
  * </pre>
  *
  * <p>Every write goes to a temporary name and is renamed into place, so a crash leaves no half image, and
@@ -70,6 +72,7 @@ public final class ImageStore {
     private final Path images;
     private final Path cache;
     private final Path layerBlobs;
+    private final LayerOwners owners;
 
     /** A stored image. {@code layers} are the compressed blobs when known (pulled or pushed), else empty. */
     public record StoredImage(Digest id, ImageConfig config, List<Descriptor> layers, Instant stored, long size) {
@@ -92,6 +95,7 @@ public final class ImageStore {
             throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "cannot create the image store " + root + ": " + e, e);
         }
         this.blobs = new BlobStore(root.resolve("blobs"));
+        this.owners = new LayerOwners(root);
     }
 
     public Path root() {
@@ -156,6 +160,14 @@ public final class ImageStore {
 
     /** Records an image (its config blob must be in the blob store) and points {@code names} at it. */
     public StoredImage put(Digest configDigest, List<Descriptor> layerBlobs, List<String> names) {
+        return put(configDigest, layerBlobs, names, Optional.empty());
+    }
+
+    /**
+     * {@link #put(Digest, List, List)}, with {@code names} recorded as written by {@code owner}'s pull or build (or,
+     * empty, by nobody: whoever wrote them before no longer owns them).
+     */
+    public StoredImage put(Digest configDigest, List<Descriptor> layerBlobs, List<String> names, Optional<String> owner) {
         ImageConfig config = ImageConfig.parse(blobs.read(configDigest, 8 << 20));
         for (Digest d : config.diffIds()) {
             if (!hasLayer(d)) {
@@ -174,6 +186,15 @@ public final class ImageStore {
                 n.put(name, configDigest.toString());
             }
             writeNames(n);
+            LayerOwners.Records r = owners.read();
+            boolean changed = false;
+            for (String name : names) {
+                changed |= owner.isPresent() ? !owner.get().equals(r.names().put(name, owner.get()))
+                        : r.names().remove(name) != null;
+            }
+            if (changed) {
+                owners.write(r);
+            }
             return null;
         });
         return readRecord(configDigest).orElseThrow();
@@ -266,14 +287,22 @@ public final class ImageStore {
             if (byName && otherNames > 0) {
                 n.remove(key);
                 writeNames(n);
+                forgetNameOwners(Set.of(key));
                 return List.of();
             }
             if (inUse.test(img.id())) {
                 throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "image '" + reference
                         + "' is in use by a sandbox or a warm pool; destroy those first");
             }
-            n.values().removeIf(v -> v.equals(img.id().toString()));
+            Set<String> gone = new HashSet<>();
+            n.forEach((k, v) -> {
+                if (v.equals(img.id().toString())) {
+                    gone.add(k);
+                }
+            });
+            n.keySet().removeAll(gone);
             writeNames(n);
+            forgetNameOwners(gone);
             Files.deleteIfExists(images.resolve(img.id().hex() + ".json"));
             return List.of(img.id());
         });
@@ -405,7 +434,127 @@ public final class ImageStore {
                     }
                 }
             }
+            forgetOwnersOfGoneLayers();
             return new Pruned(nl, nb, nc, bytes);
+        });
+    }
+
+    // ---- owners ----
+
+    /**
+     * Records that {@code owner}'s pull or build brought the stored layer {@code diffId} into the store, holding
+     * {@code bytes} there; a layer already charged keeps its first owner.
+     *
+     * @return whether it is now charged to {@code owner} by this call
+     */
+    public boolean charge(Digest diffId, String owner, long bytes) {
+        return withLock(() -> {
+            LayerOwners.Records r = owners.read();
+            if (r.layers().containsKey(diffId) || !hasLayer(diffId)) {
+                return false;
+            }
+            r.layers().put(diffId, new LayerOwners.Charge(owner, bytes));
+            owners.write(r);
+            return true;
+        });
+    }
+
+    /** The owner whose pull or build last wrote the name {@code name} (exactly as stored), if one did. */
+    public Optional<String> nameOwner(String name) {
+        return readNames().containsKey(name) ? Optional.ofNullable(owners.read().names().get(name)) : Optional.empty();
+    }
+
+    /** Called holding the lock. */
+    private void forgetNameOwners(Set<String> names) {
+        LayerOwners.Records r = owners.read();
+        if (r.names().keySet().removeAll(names)) {
+            owners.write(r);
+        }
+    }
+
+    /** The stored layers charged to {@code owner}, with the bytes each holds. */
+    public Map<Digest, Long> owned(String owner) {
+        Map<Digest, Long> out = new TreeMap<>(Comparator.comparing(Digest::hex));
+        owners.read().layers().forEach((d, c) -> {
+            if (c.owner().equals(owner) && hasLayer(d)) {
+                out.put(d, c.bytes());
+            }
+        });
+        return out;
+    }
+
+    /** What the stored layers charged to {@code owner} hold, in all. */
+    public long ownedBytes(String owner) {
+        return owned(owner).values().stream().mapToLong(Long::longValue).sum();
+    }
+
+    private void forgetOwnersOfGoneLayers() {
+        LayerOwners.Records r = owners.read();
+        if (r.layers().keySet().removeIf(d -> !hasLayer(d))) {
+            owners.write(r);
+        }
+    }
+
+    /**
+     * Deletes those of {@code layers} (with their compressed blobs) and of {@code blobs} that no named image,
+     * no image of {@code keepImages} and no layer directory named in {@code keepLayerNames} needs, with the unnamed
+     * images (a build's intermediates) that stacked a deleted layer: what a failed pull or build brought in, or an
+     * owner's layers once its image is removed. The rest of the store is left to {@link #prune}.
+     *
+     * @return the bytes freed, as charged (a layer charged to no owner counts its compressed blob)
+     */
+    public long collect(java.util.Collection<Digest> layers, java.util.Collection<Digest> blobDigests,
+                        Set<Digest> keepImages, Set<String> keepLayerNames) {
+        return withLock(() -> {
+            Set<String> liveLayers = new HashSet<>(keepLayerNames);
+            Set<Digest> liveBlobs = new HashSet<>();
+            Map<String, Digest> named = names();
+            List<StoredImage> unnamed = new ArrayList<>();
+            for (StoredImage img : list()) {
+                if (!named.containsValue(img.id()) && !keepImages.contains(img.id())) {
+                    unnamed.add(img);
+                    continue;
+                }
+                img.config().diffIds().forEach(d -> {
+                    liveLayers.add(layerName(d));
+                    layerBlob(d).ifPresent(b -> liveBlobs.add(b.digest()));
+                });
+                liveBlobs.add(img.id());
+                img.layers().forEach(l -> liveBlobs.add(l.digest()));
+            }
+            LayerOwners.Records records = owners.read();
+            Map<Digest, LayerOwners.Charge> charges = records.layers();
+            Set<Digest> deleted = new HashSet<>();
+            long bytes = 0;
+            for (Digest d : new java.util.LinkedHashSet<>(layers)) {
+                if (!hasLayer(d) || liveLayers.contains(layerName(d))) {
+                    continue;
+                }
+                Optional<Descriptor> blob = layerBlob(d);
+                deleteTree(layerPath(d));
+                Files.deleteIfExists(layerBlobs.resolve(d.hex()));
+                LayerOwners.Charge c = charges.remove(d);
+                bytes += c != null ? c.bytes() : blob.map(Descriptor::size).orElse(0L);
+                if (blob.isPresent() && !liveBlobs.contains(blob.get().digest())) {
+                    blobs.delete(blob.get().digest());
+                }
+                deleted.add(d);
+            }
+            for (Digest b : blobDigests) {
+                if (!liveBlobs.contains(b) && blobs.has(b)) {
+                    bytes += blobs.size(b);
+                    blobs.delete(b);
+                }
+            }
+            for (StoredImage img : unnamed) {
+                if (img.config().diffIds().stream().anyMatch(deleted::contains)) {
+                    Files.deleteIfExists(images.resolve(img.id().hex() + ".json"));
+                }
+            }
+            if (!deleted.isEmpty()) {
+                owners.write(records);
+            }
+            return bytes;
         });
     }
 
@@ -474,7 +623,7 @@ public final class ImageStore {
         }
     }
 
-    private static void writeAtomically(Path target, byte[] content) {
+    static void writeAtomically(Path target, byte[] content) {
         try {
             Path tmp = Files.createTempFile(target.getParent(), ".tmp-", "");
             Files.write(tmp, content);
