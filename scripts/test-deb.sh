@@ -42,6 +42,8 @@ cleanup() {
     client rm "$sandbox" >/dev/null 2>&1
   fi
   [[ -n $pid ]] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  # A sandbox no daemon could remove (the test failed with its daemon gone): runc's own delete, cgroup and all.
+  for c in $(runc --root "$work/state/runc" list -q 2>/dev/null); do runc --root "$work/state/runc" delete --force "$c"; done
   [[ -n $installed ]] && dpkg -P paddock >/dev/null 2>&1
   rm -f /var/lib/paddock/.test-deb-marker
   remove_made "$work"
@@ -140,6 +142,7 @@ client rm "$sandbox" >/dev/null
 sandbox=
 stop
 [[ -z $(ls -A "$work/state/sandboxes" 2>/dev/null) ]] || fail "left in the state directory: $(ls -A "$work/state/sandboxes")"
+[[ -z $(runc --root "$work/state/runc" list -q 2>/dev/null) ]] || fail "left running: $(runc --root "$work/state/runc" list -q)"
 
 # Removal: the package's files go, /var/lib/paddock stays as it was; purge takes the conffile and the unit's state.
 mkdir -p /var/lib/paddock
