@@ -136,7 +136,8 @@ stop
 serve
 kept=$(client exec "$sandbox" -- cat /tmp/before-upgrade) || { cat "$log" >&2; fail "the sandbox did not survive the restart"; }
 [[ $kept == kept ]] || fail "after the restart the sandbox's file reads '$kept'"
-client ls | grep -q "$sandbox" || fail "the restarted daemon does not list $sandbox"
+client ls >"$work/ls.txt"
+grep -q "$sandbox" "$work/ls.txt" || fail "the restarted daemon does not list $sandbox"
 say "the sandbox survived the upgrade and the daemon's restart"
 client rm "$sandbox" >/dev/null
 sandbox=
@@ -158,7 +159,7 @@ done
 dpkg -P paddock >"$work/dpkg.txt" 2>&1 || { cat "$work/dpkg.txt" >&2; fail "dpkg -P paddock"; }
 installed=
 [[ ! -e /etc/paddock ]] || fail "dpkg -P left /etc/paddock"
-[[ ! -e /etc/systemd/system/multi-user.target.wants/paddock.service && ! -L /etc/systemd/system/paddock.service ]] \
+[[ ! -L /etc/systemd/system/multi-user.target.wants/paddock.service && ! -L /etc/systemd/system/paddock.service ]] \
   || fail "dpkg -P left the unit's enablement or mask"
 [[ $(snapshot) == "$before" ]] || fail "dpkg -P changed /var/lib/paddock"
 say "ok: built, lintian, installed, verified, ran, kept a sandbox across an upgrade, removed and purged ($((SECONDS - started)) s)"
