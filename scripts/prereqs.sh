@@ -70,6 +70,11 @@ if [[ $mode == test ]]; then
   # HTTPS host behind an egress secret.
   need dnsmasq dnsmasq-base
   need openssl openssl
+  # The Debian package's test (scripts/test-deb.sh): lintian (unzip to read the jar), and systemd-analyze to
+  # verify the unit, which needs no running systemd.
+  need lintian lintian
+  need unzip unzip
+  need systemd-analyze systemd
   # Metrics tests: promtool (Debian's prometheus package) checks the daemon's /metrics.
   need promtool prometheus
   [[ -x /bin/busybox ]] && /bin/busybox --list 2>/dev/null | grep -qx sh && ldd /bin/busybox 2>&1 | grep -q 'not a dynamic' \

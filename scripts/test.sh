@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs Paddock's whole test suite: unit, contract and attack tests against real runc and runsc, then the
-# Python SDK's tests, as root.
+# Debian package's install test and the Python SDK's tests, as root.
 # Installs what is missing when run as root (Debian/Ubuntu), and says what to do otherwise.
 set -euo pipefail
 root=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
@@ -20,5 +20,7 @@ if [ "$status" -ne 0 ]; then
   scripts/print-failed-tests.sh "$started" || true
   exit "$status"
 fi
+# The Debian package (paddock-deb, built by the suite's `mvn verify`), as an operator installs, runs and removes it.
+scripts/test-deb.sh
 # The Python SDK, as a user installs and runs it.
 scripts/test-python.sh

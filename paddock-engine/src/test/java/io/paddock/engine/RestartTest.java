@@ -681,7 +681,10 @@ abstract class RestartTest {
 
     @Test
     void r9_anEngineOutOfHeapExitsAndTheNextOneAdoptsItsSandboxes() throws Exception {
-        assertThat(Files.readString(Path.of("..", "paddock"))).as("the launcher (and so `paddock serve`)")
+        assertThat(Files.readString(Path.of("..", "paddock"))).as("./paddock runs the shared JVM launcher")
+                .contains("scripts/paddock-java");
+        assertThat(Files.readString(Path.of("..", "scripts", "paddock-java")))
+                .as("the JVM launcher of ./paddock and the package's /usr/bin/paddock (and so `paddock serve`)")
                 .contains("-XX:+ExitOnOutOfMemoryError");
         String id;
         try (EngineProcess child = childWithJvm(List.of("-Xmx128m", "-XX:+ExitOnOutOfMemoryError"), null, "plain", "after:oom")) {
