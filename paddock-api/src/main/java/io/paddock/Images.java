@@ -105,6 +105,15 @@ public interface Images {
         throw new SandboxException(ErrorCode.FAILED_PRECONDITION, "this client's images are stored elsewhere");
     }
 
+    /**
+     * {@code sandbox}'s snapshot ({@link Sandbox#snapshot}) stored in these images: through a view
+     * {@link #chargedTo} an owner, its new layer is the owner's, refused RESOURCE_EXHAUSTED as a pull or build is when
+     * it would take the owner past its maximum (the image is then not made, and its layer not kept).
+     */
+    default ImageInfo snapshot(Sandbox sandbox, String tag) {
+        return sandbox.snapshot(tag);
+    }
+
     /** Every stored image, by name. */
     List<ImageInfo> list();
 

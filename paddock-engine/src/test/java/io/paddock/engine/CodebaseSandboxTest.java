@@ -342,22 +342,31 @@ class CodebaseSandboxTest {
          */
         @Test
         void a81e_swappingLinksAndFifosDuringCommitsNeitherHangsNorReadsTheHost() {
+            java.util.concurrent.atomic.AtomicInteger unfrozen = new java.util.concurrent.atomic.AtomicInteger();
             try (Sandbox sb = create(PermissionPreset.FULL_ACCESS)) {
                 sh(sb, "setsid sh -c 'cd /workspace; while :; do mkdir -p d && echo mine > d/hostname; rm -rf d;"
                         + " ln -s /etc d; rm -f d; echo x > f; rm -f f; mkfifo f; rm -f f; done'"
                         + " </dev/null >/dev/null 2>&1 &");
                 for (int i = 0; i < 10; i++) {
-                    org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(30), () -> {
-                        paddock.codebases().diff(sb.id());
+                    org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60), () -> {
                         try {
+                            paddock.codebases().diff(sb.id());
                             paddock.codebases().commit(sb.id());
                         } catch (SandboxException e) {
-                            // a refused link or a name gone meanwhile: refused, never read through
-                            assertThat(e.code()).isIn(ErrorCode.FAILED_PRECONDITION, ErrorCode.INVALID_ARGUMENT);
+                            // a refused link or a name gone meanwhile: refused, never read through; or, under this
+                            // fork storm on a loaded host, a sandbox the freezer could not stop in three tries
+                            // (CI, 2026-12-04: "did not freeze in 3 attempts of 3 s"): refused, never read unfrozen
+                            assertThat(e.code()).as(e.getMessage()).isIn(ErrorCode.FAILED_PRECONDITION,
+                                    ErrorCode.INVALID_ARGUMENT, ErrorCode.UNAVAILABLE);
+                            if (e.code() == ErrorCode.UNAVAILABLE) {
+                                assertThat(e.getMessage()).contains("did not freeze");
+                                unfrozen.incrementAndGet();
+                            }
                         }
                     });
                 }
             }
+            assertThat(unfrozen.get()).as("diffs and commits the freezer refused, of 10").isLessThan(10);
             try (Sandbox sb = create(PermissionPreset.FULL_ACCESS)) {
                 assertThat(sh(sb, "cd /workspace; [ -L d ] && echo link; [ -p f ] && echo fifo;"
                         + " [ -e d/hostname ] && cat d/hostname; [ -f f ] && cat f; true"))

@@ -47,6 +47,8 @@ class ImagesApiTest {
     private static final String DAVE_NAME = "q" + RUN;
     private static final String DAVE = newToken();
     private static final String ERIN_NAME = "r" + RUN;
+    private static final String FRANK = newToken();
+    private static final String FRANK_NAME = "s" + RUN;
     private static final String ERIN = newToken();
     private static TestRegistry registry;
     private static Fixture f;
@@ -66,6 +68,7 @@ class ImagesApiTest {
                         .with("build-cpus=0.5").with("build-memory=96m"))
                 .tenant(DAVE_NAME, DAVE).tenantQuota(DAVE_NAME, io.paddock.server.internal.TenantQuota.DEFAULT.with("image-bytes=4m"))
                 .tenant(ERIN_NAME, ERIN).tenantQuota(ERIN_NAME, io.paddock.server.internal.TenantQuota.DEFAULT.with("image-bytes=4m"))
+                .tenant(FRANK_NAME, FRANK).tenantQuota(FRANK_NAME, io.paddock.server.internal.TenantQuota.DEFAULT.with("image-bytes=4m"))
                 .maxFailedAuthPerMinutePerIp(100_000).maxRegistryConnectionsPerTenant(2), 1000);
         doc = Wire.parse(Files.readAllBytes(Path.of("src/main/resources/io/paddock/server/openapi.json")));
         schemas = new SchemaChecker(doc);
@@ -374,6 +377,44 @@ class ImagesApiTest {
      * quota succeeds; removing the tenant's image frees its bytes, so the next build fits; another tenant with the same
      * quota, and the operator, build meanwhile, and a layer already stored costs its second builder nothing.
      */
+    /**
+     * A tenant's snapshots are its images too: their layers count against its {@code image-bytes} as its pulls' and
+     * builds' do (before, a tenant could fill the store with snapshots of a sandbox writing up to its disk).
+     */
+    @Test
+    void a83h_aTenantsSnapshotsAreChargedToItsImageBytes() throws IOException {
+        io.paddock.Images images = f.paddock.images();
+        HttpResponse<String> created = post(FRANK, "/v1/sandboxes", "{\"image\":\"" + base + "\",\"memory\":\"128m\","
+                + "\"pids\":64,\"disk\":\"64m\",\"timeout_ms\":120000}");
+        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+        String id = json(created).get("id").asText();
+        try {
+            String path = "/v1/sandboxes/" + id;
+            HttpResponse<String> wrote = post(FRANK, path + "/exec", "{\"argv\":[\"sh\",\"-c\","
+                    + "\"busybox head -c 8388608 /dev/urandom > /big\"]}");
+            assertThat(wrote.statusCode()).as(wrote.body()).isEqualTo(200);
+            String big = FRANK_NAME + "/big-snapshot:1";
+            HttpResponse<String> tooBig = post(FRANK, path + "/snapshot", "{\"tag\":\"" + big + "\"}");
+            assertError(tooBig, 429, "RESOURCE_EXHAUSTED", "image-bytes=4m", "tenants file", FRANK_NAME);
+            conforms("POST", "/v1/sandboxes/{id}/snapshot", tooBig);
+            assertThat(get(f.token, "/v1/image?ref=" + q(big)).statusCode()).as("no image of it").isEqualTo(404);
+            assertThat(images.ownedBytes(FRANK_NAME)).as("nothing stays charged").isEqualTo(io.paddock.ByteSize.bytes(0));
+
+            assertThat(post(FRANK, path + "/exec", "{\"argv\":[\"sh\",\"-c\",\"rm /big; busybox head -c 1048576"
+                    + " /dev/urandom > /small\"]}").statusCode()).isEqualTo(200);
+            String small = FRANK_NAME + "/small-snapshot:1";
+            made.add(small);
+            HttpResponse<String> fits = post(FRANK, path + "/snapshot", "{\"tag\":\"" + small + "\"}");
+            assertThat(fits.statusCode()).as(fits.body()).isEqualTo(200);
+            assertThat(images.ownedBytes(FRANK_NAME).bytes()).as("the snapshot's layer is the tenant's")
+                    .isBetween(1L << 20, 4L << 20);
+        } finally {
+            delete(FRANK, "/v1/sandboxes/" + id);
+        }
+        assertThat(delete(FRANK, "/v1/image?ref=" + q(FRANK_NAME + "/small-snapshot:1")).statusCode()).isEqualTo(204);
+        assertThat(images.ownedBytes(FRANK_NAME)).as("freed with its image").isEqualTo(io.paddock.ByteSize.bytes(0));
+    }
+
     @Test
     void a83h_aTenantsImagesAndBuildCacheStopAtItsImageBytes() throws IOException {
         io.paddock.Images images = f.paddock.images();

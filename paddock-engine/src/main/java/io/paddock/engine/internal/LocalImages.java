@@ -173,6 +173,11 @@ final class LocalImages implements Images {
     }
 
     @Override
+    public ImageInfo snapshot(io.paddock.Sandbox sandbox, String tag) {
+        return Snapshots.take(manager, manager.get(sandbox.id()), tag);
+    }
+
+    @Override
     public Images chargedTo(String owner, ByteSize maxBytes) {
         ImageCharge.of(images.store(), owner, maxBytes); // INVALID_ARGUMENT naming what is wrong
         return new Charged(owner, maxBytes);
@@ -275,6 +280,14 @@ final class LocalImages implements Images {
         public ImageInfo build(Image image, List<String> tags, BuildLimits limits, ImageListener listener) {
             return LocalImages.this.build(image, tags, java.util.Objects.requireNonNull(limits, "limits"), listener,
                     charge());
+        }
+
+        @Override
+        public ImageInfo snapshot(io.paddock.Sandbox sandbox, String tag) {
+            ManagedSandbox sb = manager.get(sandbox.id());
+            ImageCharge c = charge();
+            c.checkBefore("this snapshot");
+            return charged(c, () -> Snapshots.take(manager, sb, tag, c));
         }
 
         @Override

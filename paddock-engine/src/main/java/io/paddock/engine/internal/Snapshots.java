@@ -24,6 +24,11 @@ final class Snapshots {
     }
 
     static ImageInfo take(SandboxManager manager, ManagedSandbox sb, String tag) {
+        return take(manager, sb, tag, io.paddock.image.internal.ImageCharge.NONE);
+    }
+
+    /** {@link #take(SandboxManager, ManagedSandbox, String)}, the new layer charged to {@code charge}'s owner. */
+    static ImageInfo take(SandboxManager manager, ManagedSandbox sb, String tag, io.paddock.image.internal.ImageCharge charge) {
         String name = name(tag);
         sb.client(); // FAILED_PRECONDITION unless it is running
         SandboxRuntime runtime = manager.runtimeFor(sb);
@@ -44,7 +49,7 @@ final class Snapshots {
         Digest committed;
         try (AutoCloseable frozen = runtime.freeze(sb.id())) {
             sb.client(); // it may have stopped meanwhile: its layer is then gone or going
-            committed = images.commitUpper(layer.upper(), layer.uidBase(), layer.paddockFiles());
+            committed = images.commitUpper(layer.upper(), layer.uidBase(), layer.paddockFiles(), charge);
         } catch (SandboxException e) {
             throw e;
         } catch (Exception e) {

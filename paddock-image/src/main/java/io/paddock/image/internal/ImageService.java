@@ -546,7 +546,7 @@ public final class ImageService {
     }
 
     /** {@link #commitUpper(Path, long, java.util.Set)}, the layer charged to {@code charge}'s owner if it is new. */
-    Digest commitUpper(Path upper, long uidBase, java.util.Set<String> paddockFiles, ImageCharge charge) {
+    public Digest commitUpper(Path upper, long uidBase, java.util.Set<String> paddockFiles, ImageCharge charge) {
         return storeLayer(upper, uidBase, paddockFiles, charge, 0L);
     }
 

@@ -296,7 +296,9 @@ public final class ApiHandler extends Handler.Abstract {
                 Audit.note(request, "image", tag);
                 // The new image is host-wide: a tenant names it in its own namespace, as for builds.
                 tenancy.checkImageTags(caller, java.util.List.of(tag));
-                json(response, callback, 200, io.paddock.wire.ImageWire.json(sb.snapshot(tag)));
+                // Its layer is the tenant's, charged to its image-bytes as its pulls and builds are (A83h).
+                io.paddock.ImageInfo snapshot = tenancy.chargeImages(caller, images -> images.snapshot(sb, tag));
+                json(response, callback, 200, io.paddock.wire.ImageWire.json(snapshot));
             }
             case PORT_URL -> {
                 Sandbox sb = sandbox(caller, m);
