@@ -1,11 +1,11 @@
 package io.paddock.e2b.internal;
 
-import io.paddock.ErrorCode;
 import io.paddock.Image;
 import io.paddock.ImageInfo;
 import io.paddock.ImageListener;
 import io.paddock.Images;
 import io.paddock.SandboxException;
+import io.paddock.code.CodeImages;
 import io.paddock.e2b.E2bAccess;
 
 import java.time.Duration;
@@ -38,7 +38,7 @@ final class TemplateImages {
     /** Returns once {@code image} is stored, building it from {@code recipe} first if need be; 503 otherwise. */
     void await(String template, String image, Image recipe, Duration wait) {
         Optional<Images> store = access.images();
-        if (store.isEmpty() || stored(store.get(), image)) {
+        if (store.isEmpty() || CodeImages.stored(store.get(), image).isPresent()) {
             return; // no store to build in: the create says the image is missing
         }
         // A failed build stays until a create has reported it; a finished one here had its image removed since.
@@ -62,18 +62,6 @@ final class TemplateImages {
             throw new E2bError(503, "template '" + template + "': interrupted while its image was being built");
         }
         builds.remove(image, build);
-    }
-
-    private static boolean stored(Images images, String image) {
-        try {
-            images.inspect(image);
-            return true;
-        } catch (SandboxException e) {
-            if (e.code() == ErrorCode.NOT_FOUND) {
-                return false;
-            }
-            throw e;
-        }
     }
 
     /** One image's build: its outcome, when it started, and the step it is at. */
